@@ -1,0 +1,155 @@
+// Package pgstore owns Mink's PostgreSQL connection pool and schema: the
+// numbered migrations embedded in the binary and applied at start, and the
+// fencing function every lease holder's write passes through (design §3.2).
+//
+// Each domain package keeps its own queries; pgstore only opens, migrates and
+// classifies errors.
+package pgstore
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// SQLSTATE codes raised by Mink's own SQL functions.
+const (
+	// CodeFenced is raised by mink_check_epoch when a write carries a lease
+	// epoch that is not the current holding (design §3.2).
+	CodeFenced = "MINKF"
+	// CodeRangeGap is raised when an indexed range does not start where the
+	// partition's previous range ended.
+	CodeRangeGap = "MINKR"
+)
+
+// ErrFenced is returned (wrapped) for a write rejected because its lease
+// epoch is not current. The holder must stop the job at once.
+var ErrFenced = errors.New("lease epoch is not current")
+
+// Config says how to reach PostgreSQL.
+type Config struct {
+	// URL is a libpq connection string or postgres:// URL.
+	URL string
+	// Schema, when set, is created if missing and used as search_path, so
+	// that tests and several deployments can share one database.
+	Schema string
+	// MaxConns caps the pool. Default 10.
+	MaxConns int32
+}
+
+// Open connects, creates the schema when asked and applies every pending
+// migration. The returned pool is ready for use.
+func Open(ctx context.Context, cfg Config) (*pgxpool.Pool, error) {
+	pcfg, err := pgxpool.ParseConfig(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: parse postgres url: %w", err)
+	}
+	if cfg.MaxConns > 0 {
+		pcfg.MaxConns = cfg.MaxConns
+	} else {
+		pcfg.MaxConns = 10
+	}
+	if cfg.Schema != "" {
+		if err := createSchema(ctx, pcfg.ConnConfig, cfg.Schema); err != nil {
+			return nil, err
+		}
+		pcfg.ConnConfig.RuntimeParams["search_path"] = cfg.Schema
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: connect: %w", err)
+	}
+	if err := Migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return pool, nil
+}
+
+func createSchema(ctx context.Context, cc *pgx.ConnConfig, schema string) error {
+	conn, err := pgx.ConnectConfig(ctx, cc)
+	if err != nil {
+		return fmt.Errorf("pgstore: connect: %w", err)
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize())
+	if err != nil {
+		return fmt.Errorf("pgstore: create schema %s: %w", schema, err)
+	}
+	return nil
+}
+
+// Migrate applies the embedded migrations that the database has not seen.
+// Concurrent starts are serialised by goose's session lock.
+func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	return migrate(ctx, db)
+}
+
+func migrate(ctx context.Context, db *sql.DB) error {
+	provider, err := goose.NewProvider(goose.DialectPostgres, db, mustSub(migrations, "migrations"),
+		goose.WithSessionLocker(mustLocker()))
+	if err != nil {
+		return fmt.Errorf("pgstore: migrations: %w", err)
+	}
+	if _, err := provider.Up(ctx); err != nil {
+		return fmt.Errorf("pgstore: migrate: %w", err)
+	}
+	return nil
+}
+
+// IsFenced reports whether err is a write rejected by the fencing check.
+func IsFenced(err error) bool {
+	if errors.Is(err, ErrFenced) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == CodeFenced
+}
+
+// Fenced wraps err in ErrFenced when it is a fencing rejection, else
+// returns it as it is. Callers branch with errors.Is(err, ErrFenced).
+func Fenced(err error) error {
+	if err == nil || errors.Is(err, ErrFenced) {
+		return err
+	}
+	if IsFenced(err) {
+		return fmt.Errorf("%w: %w", ErrFenced, err)
+	}
+	return err
+}
+
+// IsUnavailable reports whether err means PostgreSQL could not be reached
+// or did not answer (connection refused, reset, timeout, server shutting
+// down), as opposed to a query the server rejected.
+func IsUnavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// Class 08: connection exception; 57P0x: admin/crash shutdown.
+		return len(pgErr.Code) == 5 && (pgErr.Code[:2] == "08" || pgErr.Code[:3] == "57P")
+	}
+	if errors.Is(err, context.Canceled) {
+		return false
+	}
+	return pgconn.SafeToRetry(err) || pgconn.Timeout(err) || isConnectError(err)
+}
+
+func isConnectError(err error) bool {
+	var ce *pgconn.ConnectError
+	return errors.As(err, &ce)
+}
