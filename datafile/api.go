@@ -31,14 +31,14 @@ type Spec struct {
 // single-value serialization (Iceberg spec, Appendix D). It is stored as
 // JSON in Postgres (data_files.stats).
 type Stats struct {
-	RecordCount     int64            `json:"record_count"`
-	ColumnSizes     map[int]int64    `json:"column_sizes,omitempty"`
-	ValueCounts     map[int]int64    `json:"value_counts,omitempty"`
-	NullValueCounts map[int]int64    `json:"null_value_counts,omitempty"`
-	NaNValueCounts  map[int]int64    `json:"nan_value_counts,omitempty"`
-	LowerBounds     map[int][]byte   `json:"lower_bounds,omitempty"`
-	UpperBounds     map[int][]byte   `json:"upper_bounds,omitempty"`
-	SplitOffsets    []int64          `json:"split_offsets,omitempty"`
+	RecordCount     int64          `json:"record_count"`
+	ColumnSizes     map[int]int64  `json:"column_sizes,omitempty"`
+	ValueCounts     map[int]int64  `json:"value_counts,omitempty"`
+	NullValueCounts map[int]int64  `json:"null_value_counts,omitempty"`
+	NaNValueCounts  map[int]int64  `json:"nan_value_counts,omitempty"`
+	LowerBounds     map[int][]byte `json:"lower_bounds,omitempty"`
+	UpperBounds     map[int][]byte `json:"upper_bounds,omitempty"`
+	SplitOffsets    []int64        `json:"split_offsets,omitempty"`
 	// MinTimestamp and MaxTimestamp are the extremes of _kafka.timestamp in
 	// microseconds since the Unix epoch (0 when the file is empty).
 	MinTimestamp int64 `json:"min_timestamp_us"`
