@@ -20,12 +20,30 @@ const (
 // raw → value binary, string → value string, json → the fields of the
 // declared schema with fresh ids from 11 on. declared is nil for raw and
 // string, required for json (inference comes later).
+//
+// Fresh ids are assigned depth-first in pre-order: a field takes the next id,
+// then the fields nested in its type (list element, map key then value,
+// struct fields) take theirs before its next sibling. Names, types,
+// required-ness and docs are kept; initial/write defaults (format v3) are
+// dropped. Errors: unsupported key format (json keys are not supported yet),
+// json without a declared schema, raw/string with one, a declared field named
+// _kafka, or a declared type the JSON decoder does not support (see
+// [ErrUnsupported]).
 func TableSchema(keyFormat, valueFormat Format, declared *iceberg.Schema) (*iceberg.Schema, error) {
-	panic("TODO")
+	return tableSchema(keyFormat, valueFormat, declared)
 }
 
 // DLQSchema returns the dead-letter table schema: _kafka, value binary,
 // error string.
+//
+// Field ids: _kafka 1-10 as in [TableSchema], 11 value (binary, optional:
+// the record's raw value bytes, null for a tombstone), 12 error (string,
+// required: why the record could not be decoded). The key column follows
+// keyFormat as in TableSchema (string for [String], binary otherwise).
 func DLQSchema(keyFormat Format) *iceberg.Schema {
-	panic("TODO")
+	return iceberg.NewSchema(0,
+		kafkaField(keyFormat),
+		iceberg.NestedField{ID: FirstValueFieldID, Name: "value", Type: iceberg.PrimitiveTypes.Binary},
+		iceberg.NestedField{ID: FirstValueFieldID + 1, Name: "error", Type: iceberg.PrimitiveTypes.String, Required: true},
+	)
 }

@@ -66,6 +66,11 @@ type Result struct {
 // in offset order and hold no control records. Records whose key or value
 // cannot be decoded become rows of the dead-letter file (design §4.2); the
 // error is returned only for a fault of the encoder itself.
+//
+// Records with a key format other than raw or string, a partition that
+// differs from the first record's, or offsets that do not increase are an
+// error of the caller. Header keys must be valid UTF-8 (they are strings in
+// the table); a record with one that is not goes to the dead-letter file.
 func Build(spec *Spec, records []*kgo.Record) (*Result, error) {
-	panic("TODO")
+	return build(spec, records)
 }

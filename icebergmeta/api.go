@@ -3,13 +3,27 @@
 // the manifest, the manifest list and the next metadata JSON (Iceberg spec,
 // format version 2). It does no I/O of its own: the caller stores what it
 // returns (in Postgres) and passes a reader for files it stored before.
+//
+// File names follow the Java implementation, so engines and tools that
+// inspect a table's metadata directory see familiar names:
+//
+//	<location>/metadata/00000-<uuid>.metadata.json      NewTable
+//	<location>/metadata/<NNNNN>-<uuid>.metadata.json    Append: previous NNNNN + 1
+//	<location>/metadata/<uuid>-m0.avro                  Append: the new manifest
+//	<location>/metadata/snap-<snapshot id>-1-<uuid>.avro Append: the manifest list
+//
+// where <uuid> is the commit's UUID (AppendInput.CommitUUID) for the files of
+// one commit. Avro files carry a random sync marker, so the bytes of a
+// manifest or a manifest list differ between two runs of the same commit;
+// nothing here needs them to be deterministic (they are stored once, served
+// byte-exact from Postgres).
 package icebergmeta
 
 import (
 	"context"
+	"errors"
 	"time"
 
-	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 
 	"github.com/minkhq/mink/datafile"
@@ -19,24 +33,47 @@ import (
 // on _kafka.partition (design §4.2).
 const PartitionFieldID = 1000
 
+// PartitionFieldName is the name of the partition field (the field of the
+// partition tuple in manifests, and the key in snapshot summaries).
+const PartitionFieldName = "_kafka_partition"
+
+// PartitionSourceID is the schema field id of _kafka.partition (int), the
+// source of the partition field. It is nested in the _kafka struct (field
+// id KafkaFieldID), which the Iceberg spec allows for identity transforms
+// (a source may sit inside structs, not inside lists or maps).
+const PartitionSourceID = 2
+
+// KafkaFieldID is the schema field id of the _kafka struct, the table's
+// first column.
+const KafkaFieldID = 1
+
 // FormatVersion is the Iceberg table format version Mink writes.
 const FormatVersion = 2
 
-// NewTable returns the metadata JSON of a new, empty table at location
-// (for example "s3://mink/demo/earthquakes"), partitioned by identity on
-// _kafka.partition, and the location its metadata file should be stored at
-// ("<location>/metadata/00000-<uuid>.metadata.json").
-func NewTable(schema *iceberg.Schema, location string, tableUUID uuid.UUID, props map[string]string) (metadataLocation string, metadataJSON []byte, err error) {
-	panic("TODO")
-}
+// ErrNoFiles is returned by Append when AppendInput.Added is empty: an
+// Iceberg append must add at least one data file, so callers skip commits
+// that would add nothing.
+var ErrNoFiles = errors.New("icebergmeta: append adds no data file")
+
+// ErrInvalidSchema is returned by NewTable and PartitionSpec when the schema
+// does not start with Mink's _kafka struct (field id 1) holding partition
+// int (field id 2).
+var ErrInvalidSchema = errors.New("icebergmeta: schema is not a Mink table schema")
 
 // AddedFile is a data file to append in a commit.
 type AddedFile struct {
 	// Path is the file's full location (s3://…).
-	Path      string
+	Path string
+	// Partition is the Kafka partition the file's records come from; it
+	// becomes the file's partition tuple {PartitionFieldID: Partition}.
 	Partition int32
-	FileSize  int64
-	Stats     datafile.Stats
+	// FileSize is the file's length in bytes (manifest file_size_in_bytes).
+	FileSize int64
+	// Stats are the file's record count and column statistics, written to
+	// the manifest entry as they are (record_count, column_sizes,
+	// value_counts, null_value_counts, nan_value_counts, lower_bounds,
+	// upper_bounds, split_offsets).
+	Stats datafile.Stats
 }
 
 // ReadFunc returns the content of a file stored by an earlier commit, by its
@@ -46,15 +83,24 @@ type ReadFunc func(ctx context.Context, location string) ([]byte, error)
 // AppendInput is one append commit.
 type AppendInput struct {
 	// Metadata is the current metadata JSON; MetadataLocation its location.
+	// MetadataLocation must end in "<NNNNN>-<anything>.metadata.json".
 	Metadata         []byte
 	MetadataLocation string
-	Added            []AddedFile
+	// Added are the data files to append, at least one, each path once.
+	Added []AddedFile
 	// SnapshotID is the new snapshot's id (positive, unused in the table).
 	SnapshotID int64
 	// Now stamps the snapshot and the metadata (milliseconds precision).
+	// Iceberg requires timestamps that do not go back in time: when Now is
+	// before the current metadata's last-updated-ms (a writer that moved to
+	// a node whose clock is behind), that time is used instead.
 	Now time.Time
 	// Read fetches the parent snapshot's manifest list.
 	Read ReadFunc
+	// CommitUUID names the commit's files (see the package doc). Zero means
+	// a random one. A retry of a commit whose files were not stored may
+	// reuse it.
+	CommitUUID uuid.UUID
 }
 
 // OutputFile is a file the caller must store at Location.
@@ -65,18 +111,18 @@ type OutputFile struct {
 
 // CommitResult is what a commit produced.
 type CommitResult struct {
+	// MetadataLocation and Metadata are the new metadata file, to become
+	// the table's current one.
 	MetadataLocation string
 	Metadata         []byte
-	SnapshotID       int64
-	SequenceNumber   int64
-	ManifestList     string
+	// SnapshotID and SequenceNumber identify the new snapshot; the sequence
+	// number is the previous last-sequence-number + 1.
+	SnapshotID     int64
+	SequenceNumber int64
+	// ManifestList is the location of the snapshot's manifest list (also
+	// in Files).
+	ManifestList string
 	// Files holds the new manifest(s) and the manifest list, to be stored
 	// together with the metadata file in the commit's transaction.
 	Files []OutputFile
-}
-
-// Append makes a new snapshot (operation append) whose manifest list holds
-// the parent's manifests plus one new manifest with the added files.
-func Append(ctx context.Context, in AppendInput) (*CommitResult, error) {
-	panic("TODO")
 }

@@ -37,6 +37,16 @@ CREATE TABLE tables (
     UNIQUE (namespace, name)
 );
 
+-- Where indexing of each partition starts when it has no range yet: the
+-- log start offset (start = earliest) or the high watermark (latest) read
+-- when the table was created or the partition appeared.
+CREATE TABLE partitions (
+    table_id      bigint NOT NULL REFERENCES tables (id) ON DELETE CASCADE,
+    partition     int NOT NULL,
+    start_offset  bigint NOT NULL,
+    PRIMARY KEY (table_id, partition)
+);
+
 -- Leases (design §3.2). scope is '<table id>/partition/<n>' or
 -- '<table id>/writer'; the preference hash is computed over it.
 CREATE TABLE leases (
@@ -183,5 +193,5 @@ CREATE TRIGGER ranges_fence BEFORE INSERT OR UPDATE ON ranges
     FOR EACH ROW EXECUTE FUNCTION mink_fence_range();
 
 -- +goose Down
-DROP TABLE metadata_files, snapshots, data_files, ranges, leases, tables, nodes;
+DROP TABLE metadata_files, snapshots, data_files, ranges, leases, partitions, tables, nodes;
 DROP FUNCTION mink_fence_range, mink_fence_row, mink_check_epoch;

@@ -1,0 +1,32 @@
+# Mink: `make dev` runs the demo, `make test` runs the tests.
+# Both install what is missing: PostgreSQL from Debian's packages (its
+# binaries only; Mink starts throwaway clusters) and the Go modules.
+SHELL := /bin/bash
+export PATH := /usr/local/go/bin:$(HOME)/go/bin:$(PATH)
+GO ?= go
+
+.PHONY: all build deps dev test test-race vet lint clean
+
+all: build
+
+deps:
+	@scripts/ensure-postgres
+	@$(GO) mod download
+
+build: deps
+	$(GO) build -o bin/mink ./cmd/mink
+
+dev: build
+	./bin/mink dev $(ARGS)
+
+# One throwaway PostgreSQL for the whole run; each test gets its own schema.
+test: deps
+	$(GO) vet ./...
+	$(GO) run ./internal/pgtest/withpg -- bash -c '$(GO) test -count=1 -timeout 15m ./... && $(GO) test -count=1 -race -timeout 10m ./cluster/ ./objects/ ./catalog/'
+
+lint:
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+
+clean:
+	rm -rf bin

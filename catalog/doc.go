@@ -1,0 +1,44 @@
+// Package catalog serves Mink's tables over the Iceberg REST catalog
+// protocol (apache/iceberg, open-api/rest-catalog-open-api.yaml), read-only,
+// to Spark, Trino, Flink, DuckDB, PyIceberg and iceberg-go.
+//
+// Every node answers the catalog; nothing here is owned by a lease. A table
+// load reads the table's committed metadata location and the metadata JSON
+// stored under it (the writer swaps both in one transaction, design §4.6) and
+// returns the JSON verbatim, so what an engine plans from is byte for byte
+// the file the S3 API serves at that location. A [Loader] may replace the
+// committed metadata by a transient child snapshot holding the Kafka tail
+// (zero lag, design §4.4); until one is installed loads pass through.
+//
+// # What engines depend on
+//
+//   - GET /v1/config lists in "endpoints" only the read routes served here.
+//     Clients that negotiate (iceberg-go, Java ≥ 1.7) then refuse writes
+//     themselves; a missing list would make them assume every write
+//     route exists. Its "defaults" point the engine's S3 client at this node
+//     (s3.endpoint = the advertised URL, path-style addressing, region).
+//   - LoadTableResult repeats those keys in its "config", with the static
+//     credentials the S3 API accepts, because DuckDB and Trino ignore the
+//     catalog-level defaults.
+//   - Namespaces are the dotted namespace column of the tables table, read as
+//     a tree: a namespace exists while a table lives in it or below it.
+//     Multipart namespaces travel joined by the unit separator 0x1F (%1F in a
+//     URL) in paths and in ?parent=; "." is accepted too, since no level may
+//     contain it.
+//   - Listings page only when the request carries pageToken (possibly empty),
+//     as the spec requires; the token is the last name returned, opaque to
+//     clients.
+//   - Table loads answer an ETag that changes with the metadata location (and
+//     with this node's table config), and 304 to a matching If-None-Match.
+//   - Mink has no views, but the view reads are served and advertised (an
+//     empty list, 404 NoSuchViewException): Trino and Spark list views
+//     beside tables, and some clients fail outright on a catalog whose
+//     endpoints leave them out.
+//   - Writes (create, commit, drop, rename, register, transactions, views,
+//     namespace changes) answer 403 ForbiddenException; metrics reports are
+//     accepted and discarded (204): clients that do not negotiate send them
+//     after every scan, and a failure there would only add noise.
+//   - Postgres that cannot be reached within Config.QueryTimeout makes a
+//     request answer 503 ServiceUnavailableException with Retry-After,
+//     never hang (design §3.4).
+package catalog

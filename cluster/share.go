@@ -1,0 +1,310 @@
+package cluster
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+)
+
+// This file is the home of the sharing rules of design §3.3. Plan is a pure
+// function: the Postgres loop in cluster.go reads a State, calls Plan and
+// applies the Actions; the property tests in share_test.go run many nodes'
+// Plans against an in-memory lease table.
+
+// State is what one node knows at the start of a sharing round.
+type State struct {
+	// Me is the planning node's id.
+	Me string
+	// Roles are the planning node's roles. They win over Me's entry in
+	// Nodes, and Me counts as a live indexing node when they include
+	// RoleIndexer even if Nodes does not list it.
+	Roles []string
+	// Nodes are the live nodes: rows of `nodes` that have not expired.
+	Nodes []Node
+	// Leases are all lease rows, with Free judged by the database clock
+	// when the state was read.
+	Leases []LeaseState
+	// MaxPartitions is the `max_partitions` of rule 5 (0 = no cap). A
+	// node only knows its own setting; Plan assumes every node has the same.
+	MaxPartitions int
+}
+
+// Node is a live node as the sharing rules see it.
+type Node struct {
+	ID    string
+	Roles []string
+}
+
+// LeaseState is one lease row.
+type LeaseState struct {
+	Scope     string
+	TableID   int64
+	Kind      string // KindPartition or KindWriter
+	Partition int32  // for KindPartition
+	// Holder is the holder column ("" when null). It may be set on a free
+	// lease: an expired holding keeps its holder until someone takes it.
+	Holder string
+	Epoch  int64
+	// Free is true when holder is null or expires_at < now(), as judged by
+	// the database when the state was read. Plan never compares clocks.
+	Free bool
+}
+
+// held reports whether n holds l: it is the holder and the holding has not
+// expired.
+func (l LeaseState) held(n string) bool { return !l.Free && l.Holder == n }
+
+// Actions is what one node does in a round.
+type Actions struct {
+	// Take are scopes of free leases to take, in order.
+	Take []string
+	// Release are scopes of leases this node holds and hands back.
+	Release []string
+}
+
+// Plan applies the sharing rules of design §3.3 for s.Me:
+//
+//  1. A table's partition share = ceil(partition count / live indexing nodes).
+//  2. A node below its share takes free partition leases of that table, the
+//     ones it prefers most first.
+//  3. A node above its share releases one partition lease of that table per
+//     round (the one it prefers least).
+//  4. Each table's writer lease goes to the live indexing node that prefers
+//     it most: that node takes it when free; a holder that is not the top
+//     node releases it.
+//  5. max_partitions caps the partition leases one node holds across all
+//     tables (0 = no cap).
+//
+// A node without the indexer role takes nothing and releases every lease
+// it holds.
+//
+// Rule 5 needs one refinement to keep the promise that every partition is
+// held whenever the caps allow it. With caps, nodes that reached their cap
+// with partitions of some tables can leave another table's free partition
+// to nodes that already hold their share of it: with 2 nodes capped at 2
+// and tables A (2 partitions), B and C (1 each), X may hold B and C, Y one
+// partition of A; the other partition of A then waits forever. So when the
+// cap binds (0 < max_partitions < the sum of all shares), the share of a
+// table is narrowed, per node, to a bound: every node computes the same
+// bounds for every node by filling the caps table by table, each partition
+// going to the node with the most room left (see bounds). Below its bound
+// a node takes; above it, it releases one per table per round, exactly as
+// rules 2 and 3 say for the share. Without a binding cap the bound is the
+// share and the rules are the seed's, word for word.
+func Plan(s State) Actions {
+	var a Actions
+	if !slices.Contains(s.Roles, RoleIndexer) {
+		for _, l := range s.Leases {
+			if l.held(s.Me) {
+				a.Release = append(a.Release, l.Scope)
+			}
+		}
+		return a
+	}
+	indexers := indexingNodes(s)
+	tables := tablesOf(s.Leases)
+
+	bound := bounds(tables, indexers, s.MaxPartitions)[s.Me]
+	total := 0
+	for _, l := range s.Leases {
+		if l.Kind == KindPartition && l.held(s.Me) {
+			total++
+		}
+	}
+
+	// Rule 3 (and 5): above the bound, release the least preferred one.
+	for i, t := range tables {
+		mine := byPreference(s.Me, t.partitions, func(l LeaseState) bool { return l.held(s.Me) })
+		if len(mine) > bound[i] {
+			a.Release = append(a.Release, mine[len(mine)-1].Scope)
+		}
+	}
+	// Rule 2 (and 5): below the bound, take free ones, most preferred first.
+	// Room is counted before this round's releases take effect, so the cap
+	// holds even if a release fails.
+	room := -1 // no cap
+	if s.MaxPartitions > 0 {
+		room = max(0, s.MaxPartitions-total)
+	}
+	for i, t := range tables {
+		mine := 0
+		for _, l := range t.partitions {
+			if l.held(s.Me) {
+				mine++
+			}
+		}
+		need := bound[i] - mine
+		if room >= 0 {
+			need = min(need, room)
+		}
+		if need <= 0 {
+			continue
+		}
+		free := byPreference(s.Me, t.partitions, func(l LeaseState) bool { return l.Free })
+		for _, l := range free[:min(need, len(free))] {
+			a.Take = append(a.Take, l.Scope)
+			if room > 0 {
+				room--
+			}
+		}
+	}
+	// Rule 4: the writer lease goes to the top indexing node.
+	for _, t := range tables {
+		for _, w := range t.writers {
+			top := topNode(indexers, w.Scope)
+			switch {
+			case top == s.Me && w.Free:
+				a.Take = append(a.Take, w.Scope)
+			case top != s.Me && w.held(s.Me):
+				a.Release = append(a.Release, w.Scope)
+			}
+		}
+	}
+	return a
+}
+
+// indexingNodes returns the ids of the live nodes with the indexer role,
+// Me included, sorted and without duplicates.
+func indexingNodes(s State) []string {
+	ids := []string{s.Me}
+	for _, n := range s.Nodes {
+		if n.ID != s.Me && slices.Contains(n.Roles, RoleIndexer) {
+			ids = append(ids, n.ID)
+		}
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// table is one table's leases.
+type table struct {
+	id         int64
+	partitions []LeaseState
+	writers    []LeaseState // one in a well-formed database
+}
+
+// tablesOf groups leases by table, ordered by table id.
+func tablesOf(leases []LeaseState) []table {
+	idx := map[int64]int{}
+	var ts []table
+	for _, l := range leases {
+		i, ok := idx[l.TableID]
+		if !ok {
+			i = len(ts)
+			idx[l.TableID] = i
+			ts = append(ts, table{id: l.TableID})
+		}
+		switch l.Kind {
+		case KindPartition:
+			ts[i].partitions = append(ts[i].partitions, l)
+		case KindWriter:
+			ts[i].writers = append(ts[i].writers, l)
+		}
+	}
+	slices.SortFunc(ts, func(a, b table) int { return cmp.Compare(a.id, b.id) })
+	return ts
+}
+
+// share is rule 1: ceil(p / n).
+func share(p, n int) int { return (p + n - 1) / n }
+
+// bounds returns, for every indexing node, the number of partition leases
+// of each table (indexed like tables) it may hold. Without a binding cap
+// that is the share (rule 1). With one, each node's bounds add up to at most
+// maxPartitions, no bound exceeds the share, and a table's bounds add up to
+// its partition count whenever the caps together allow it, so no partition
+// waits for a node that may not take it.
+//
+// The bounds are filled table by table, each partition going to the node
+// with the most room left (ties: the node preferring the table's id most).
+// Keeping the room as even as possible is what lets every later table find
+// enough distinct nodes for its partitions. Room left over is then spread
+// up to the share, so that a node keeps what it holds where the caps allow.
+// Every node computes the same bounds from the same membership.
+func bounds(tables []table, indexers []string, maxPartitions int) map[string][]int {
+	out := make(map[string][]int, len(indexers))
+	sum := 0
+	for _, t := range tables {
+		sum += share(len(t.partitions), len(indexers))
+	}
+	if maxPartitions <= 0 || maxPartitions >= sum {
+		for _, n := range indexers {
+			b := make([]int, len(tables))
+			for i, t := range tables {
+				b[i] = share(len(t.partitions), len(indexers))
+			}
+			out[n] = b
+		}
+		return out
+	}
+	room := make(map[string]int, len(indexers))
+	for _, n := range indexers {
+		out[n] = make([]int, len(tables))
+		room[n] = maxPartitions
+	}
+	for i, t := range tables {
+		sh := share(len(t.partitions), len(indexers))
+		key := strconv.FormatInt(t.id, 10)
+		for range t.partitions {
+			best := ""
+			for _, n := range indexers {
+				if out[n][i] >= sh || room[n] == 0 {
+					continue
+				}
+				if best == "" || room[n] > room[best] || (room[n] == room[best] && prefers(n, best, key)) {
+					best = n
+				}
+			}
+			if best == "" {
+				break // the caps are full
+			}
+			out[best][i]++
+			room[best]--
+		}
+	}
+	for _, n := range indexers {
+		for i, t := range tables {
+			add := min(share(len(t.partitions), len(indexers))-out[n][i], room[n])
+			out[n][i] += add
+			room[n] -= add
+		}
+	}
+	return out
+}
+
+// byPreference returns the leases that pass keep, the ones node prefers
+// most first.
+func byPreference(node string, leases []LeaseState, keep func(LeaseState) bool) []LeaseState {
+	type ranked struct {
+		l    LeaseState
+		pref uint64
+	}
+	var rs []ranked
+	for _, l := range leases {
+		if keep(l) {
+			rs = append(rs, ranked{l, Preference(node, l.Scope)})
+		}
+	}
+	slices.SortFunc(rs, func(a, b ranked) int {
+		if c := cmp.Compare(b.pref, a.pref); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.l.Scope, b.l.Scope)
+	})
+	out := make([]LeaseState, len(rs))
+	for i, r := range rs {
+		out[i] = r.l
+	}
+	return out
+}
+
+// topNode returns the node among nodes that prefers scope most.
+func topNode(nodes []string, scope string) string {
+	top := ""
+	for _, n := range nodes {
+		if top == "" || prefers(n, top, scope) {
+			top = n
+		}
+	}
+	return top
+}

@@ -1,0 +1,352 @@
+package cluster
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestPreferencePinned pins one value of the preference rule so that a
+// change to it (which would move every lease of every cluster) cannot pass
+// unnoticed: SHA-256("node-a" ‖ 0x00 ‖ "1/partition/0") =
+// e6c968ef35a9a937..., whose first 8 bytes big-endian are the number below.
+func TestPreferencePinned(t *testing.T) {
+	const want uint64 = 0xe6c968ef35a9a937
+	require.Equal(t, uint64(16629938475649050935), want)
+	require.Equal(t, want, Preference("node-a", "1/partition/0"))
+
+	sum := sha256.Sum256([]byte("node-a\x001/partition/0"))
+	require.Equal(t, binary.BigEndian.Uint64(sum[:8]), Preference("node-a", "1/partition/0"))
+	// The separator matters: "a" ‖ "b/c" and "a/b" ‖ "c" differ.
+	require.NotEqual(t, Preference("a", "b/c"), Preference("a/b", "c"))
+}
+
+// simNode is a node of the simulated cluster.
+type simNode struct {
+	id    string
+	roles []string
+}
+
+func (n simNode) indexer() bool { return slices.Contains(n.roles, RoleIndexer) }
+
+// sim is a cluster of nodes sharing an in-memory lease table, the way the
+// real nodes share the leases table: a take succeeds only when the lease is
+// still free and increments the epoch; a release succeeds only for the
+// holder.
+type sim struct {
+	t      *testing.T
+	rng    *rand.Rand
+	nodes  []simNode
+	leases []LeaseState
+	index  map[string]int
+	cap    int
+}
+
+func newSim(t *testing.T, rng *rand.Rand, partitions []int, cap int) *sim {
+	s := &sim{t: t, rng: rng, index: map[string]int{}, cap: cap}
+	for i, p := range partitions {
+		id := int64(i + 1)
+		for n := range p {
+			s.add(LeaseState{Scope: fmt.Sprintf("%d/partition/%d", id, n), TableID: id, Kind: KindPartition, Partition: int32(n), Free: true})
+		}
+		s.add(LeaseState{Scope: fmt.Sprintf("%d/writer", id), TableID: id, Kind: KindWriter, Free: true})
+	}
+	// The database returns rows in no particular order.
+	rng.Shuffle(len(s.leases), func(i, j int) { s.leases[i], s.leases[j] = s.leases[j], s.leases[i] })
+	for i, l := range s.leases {
+		s.index[l.Scope] = i
+	}
+	return s
+}
+
+func (s *sim) add(l LeaseState) { s.leases = append(s.leases, l) }
+
+func (s *sim) state(n simNode) State {
+	st := State{Me: n.id, Roles: n.roles, Leases: slices.Clone(s.leases), MaxPartitions: s.cap}
+	for _, m := range s.nodes {
+		st.Nodes = append(st.Nodes, Node{ID: m.id, Roles: m.roles})
+	}
+	return st
+}
+
+// apply applies a node's actions; it returns the releases that took effect.
+func (s *sim) apply(n simNode, a Actions) (released []string) {
+	for _, sc := range a.Release {
+		l := &s.leases[s.index[sc]]
+		require.True(s.t, l.held(n.id), "%s releases %s it does not hold", n.id, sc)
+		l.Holder, l.Free = "", true
+		released = append(released, sc)
+	}
+	for _, sc := range a.Take {
+		l := &s.leases[s.index[sc]]
+		if !l.Free {
+			continue // someone took it since the state was read
+		}
+		l.Holder, l.Free = n.id, false
+		l.Epoch++
+	}
+	return released
+}
+
+// round lets every node plan and apply in a random order. With stale
+// reads, every node plans from the table as it was when the round began,
+// as nodes that read at the same time do. It reports whether anything
+// changed and checks per round that a node releases at most one partition
+// lease per table.
+func (s *sim) round() (changed bool) {
+	stale := s.rng.IntN(2) == 0
+	order := s.rng.Perm(len(s.nodes))
+	states := make([]State, len(s.nodes))
+	for i, n := range s.nodes {
+		states[i] = s.state(n)
+	}
+	for _, i := range order {
+		n := s.nodes[i]
+		st := states[i]
+		if !stale {
+			st = s.state(n)
+		}
+		a := Plan(st)
+		perTable := map[int64]int{}
+		released := s.apply(n, a)
+		for _, sc := range released {
+			l := s.leases[s.index[sc]]
+			if l.Kind == KindPartition {
+				perTable[l.TableID]++
+				require.LessOrEqual(s.t, perTable[l.TableID], 1, "%s released more than one partition of table %d in a round", n.id, l.TableID)
+			}
+		}
+		if len(a.Take)+len(a.Release) > 0 {
+			changed = true
+		}
+	}
+	return changed
+}
+
+// converge runs rounds until one changes nothing, and returns how many.
+func (s *sim) converge() int {
+	for r := 1; r <= 500; r++ {
+		if !s.round() {
+			return r
+		}
+	}
+	s.t.Fatalf("no convergence after 500 rounds")
+	return 0
+}
+
+// check asserts the properties of design §3.3 on a stable membership.
+func (s *sim) check() {
+	t := s.t
+	var indexers []string
+	for _, n := range s.nodes {
+		if n.indexer() {
+			indexers = append(indexers, n.id)
+		}
+	}
+	perTable := map[int64]int{}
+	total := 0
+	for _, l := range s.leases {
+		if l.Kind == KindPartition {
+			perTable[l.TableID]++
+			total++
+		}
+	}
+	heldTotal := map[string]int{}
+	heldTable := map[string]map[int64]int{}
+	held := 0
+	for _, l := range s.leases {
+		if l.Free {
+			if l.Kind == KindWriter {
+				require.Empty(t, indexers, "writer %s free although there are indexing nodes", l.Scope)
+			}
+			continue
+		}
+		require.Contains(t, indexers, l.Holder, "lease %s held by %s, not a live indexing node", l.Scope, l.Holder)
+		if l.Kind == KindWriter {
+			require.Equal(t, topNode(indexers, l.Scope), l.Holder, "writer %s", l.Scope)
+			continue
+		}
+		held++
+		heldTotal[l.Holder]++
+		if heldTable[l.Holder] == nil {
+			heldTable[l.Holder] = map[int64]int{}
+		}
+		heldTable[l.Holder][l.TableID]++
+	}
+	if len(indexers) == 0 {
+		require.Zero(t, held)
+		return
+	}
+	for n, byTable := range heldTable {
+		for id, c := range byTable {
+			require.LessOrEqual(t, c, share(perTable[id], len(indexers)), "%s holds %d of table %d", n, c, id)
+		}
+		if s.cap > 0 {
+			require.LessOrEqual(t, heldTotal[n], s.cap, "%s above max_partitions", n)
+		}
+	}
+	if s.cap == 0 || s.cap*len(indexers) >= total {
+		require.Equal(t, total, held, "every partition has a holder")
+	} else {
+		require.Equal(t, s.cap*len(indexers), held, "as many partitions held as the caps allow")
+	}
+}
+
+// randomCluster draws a membership, tables and a cap.
+func randomCluster(t *testing.T, rng *rand.Rand) *sim {
+	parts := make([]int, 1+rng.IntN(6))
+	for i := range parts {
+		parts[i] = 1 + rng.IntN(40)
+	}
+	cap := 0
+	if rng.IntN(2) == 0 {
+		cap = 1 + rng.IntN(10)
+	}
+	s := newSim(t, rng, parts, cap)
+	nodes := 1 + rng.IntN(12)
+	for i := range nodes {
+		s.nodes = append(s.nodes, randomNode(rng, fmt.Sprintf("node-%d", i)))
+	}
+	return s
+}
+
+func randomNode(rng *rand.Rand, id string) simNode {
+	switch rng.IntN(5) {
+	case 0:
+		return simNode{id: id, roles: []string{RoleServer}}
+	case 1:
+		return simNode{id: id, roles: []string{RoleIndexer}}
+	default:
+		return simNode{id: id, roles: []string{RoleIndexer, RoleServer}}
+	}
+}
+
+func TestPlanConverges(t *testing.T) {
+	t.Parallel()
+	for seed := range uint64(400) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 1))
+			s := randomCluster(t, rng)
+			s.converge()
+			s.check()
+		})
+	}
+}
+
+// TestPlanJoinLeave changes the membership of a converged cluster: a node
+// joins (the others hand back at most one partition per table per round,
+// checked in every round), a node leaves cleanly (its leases are released)
+// or crashes (its leases expire), and the cluster converges again.
+func TestPlanJoinLeave(t *testing.T) {
+	t.Parallel()
+	for seed := range uint64(200) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 2))
+			s := randomCluster(t, rng)
+			s.converge()
+			for step := range 4 {
+				if rng.IntN(2) == 0 || len(s.nodes) == 1 {
+					s.nodes = append(s.nodes, randomNode(rng, fmt.Sprintf("joiner-%d", step)))
+				} else {
+					i := rng.IntN(len(s.nodes))
+					gone := s.nodes[i]
+					s.nodes = slices.Delete(s.nodes, i, i+1)
+					for j := range s.leases {
+						if s.leases[j].Holder == gone.id {
+							// Released, or expired: both are free.
+							s.leases[j].Free = true
+							if rng.IntN(2) == 0 {
+								s.leases[j].Holder = ""
+							}
+						}
+					}
+				}
+				s.converge()
+				s.check()
+			}
+		})
+	}
+}
+
+// TestPlanJoinHandsBackOnePerRound: with 2 nodes holding 10 partitions of
+// each of 3 tables, a third node joins. The two hand back one partition per
+// table per round, the joiner takes them, and at the end everyone holds
+// ceil(10/3) or less of each table, all held.
+func TestPlanJoinHandsBackOnePerRound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	s := newSim(t, rng, []int{10, 10, 10}, 0)
+	both := []string{RoleIndexer, RoleServer}
+	s.nodes = []simNode{{"a", both}, {"b", both}}
+	s.converge()
+	s.check()
+	s.nodes = append(s.nodes, simNode{"c", both})
+	rounds := s.converge()
+	s.check()
+	require.GreaterOrEqual(t, rounds, 2, "the hand-back takes rounds")
+}
+
+func TestPlanWithoutIndexerRoleReleasesEverything(t *testing.T) {
+	st := State{
+		Me: "a", Roles: []string{RoleServer},
+		Nodes: []Node{{ID: "a", Roles: []string{RoleServer}}},
+		Leases: []LeaseState{
+			{Scope: "1/partition/0", TableID: 1, Kind: KindPartition, Holder: "a", Epoch: 3},
+			{Scope: "1/partition/1", TableID: 1, Kind: KindPartition, Partition: 1, Free: true},
+			{Scope: "1/writer", TableID: 1, Kind: KindWriter, Holder: "a", Epoch: 1},
+			{Scope: "1/partition/2", TableID: 1, Kind: KindPartition, Partition: 2, Holder: "a", Free: true},
+		},
+	}
+	require.Equal(t, Actions{Release: []string{"1/partition/0", "1/writer"}}, Plan(st))
+}
+
+func TestPlanExpiredHoldingIsFree(t *testing.T) {
+	// b's holding has expired (Free) although the holder column still says
+	// b: a takes it. a's own expired holding counts as free, not as held.
+	st := State{
+		Me: "a", Roles: []string{RoleIndexer},
+		Nodes: []Node{{ID: "a", Roles: []string{RoleIndexer}}},
+		Leases: []LeaseState{
+			{Scope: "1/partition/0", TableID: 1, Kind: KindPartition, Holder: "b", Epoch: 3, Free: true},
+			{Scope: "1/partition/1", TableID: 1, Kind: KindPartition, Partition: 1, Holder: "a", Epoch: 1, Free: true},
+		},
+	}
+	a := Plan(st)
+	require.ElementsMatch(t, []string{"1/partition/0", "1/partition/1"}, a.Take)
+	require.Empty(t, a.Release)
+}
+
+func TestPlanWriterTopReleases(t *testing.T) {
+	both := []string{RoleIndexer, RoleServer}
+	nodes := []Node{{ID: "a", Roles: both}, {ID: "b", Roles: both}}
+	top := topNode([]string{"a", "b"}, "1/writer")
+	other := "a"
+	if top == "a" {
+		other = "b"
+	}
+	leases := []LeaseState{{Scope: "1/writer", TableID: 1, Kind: KindWriter, Holder: other, Epoch: 1}}
+	// The holder that is not top releases.
+	require.Equal(t, []string{"1/writer"}, Plan(State{Me: other, Roles: both, Nodes: nodes, Leases: leases}).Release)
+	// The top node waits for it: it is not free.
+	require.Empty(t, Plan(State{Me: top, Roles: both, Nodes: nodes, Leases: leases}).Take)
+	leases[0].Holder, leases[0].Free = "", true
+	require.Equal(t, []string{"1/writer"}, Plan(State{Me: top, Roles: both, Nodes: nodes, Leases: leases}).Take)
+	require.Empty(t, Plan(State{Me: other, Roles: both, Nodes: nodes, Leases: leases}).Take)
+}
+
+// TestPlanCapDoesNotStrand is the case that made rule 5 need bounds: two
+// nodes capped at 2, tables of 2, 1 and 1 partitions. Whatever the order,
+// all four partitions end up held.
+func TestPlanCapDoesNotStrand(t *testing.T) {
+	for seed := range uint64(50) {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		s := newSim(t, rng, []int{2, 1, 1}, 2)
+		s.nodes = []simNode{{"x", []string{RoleIndexer}}, {"y", []string{RoleIndexer}}}
+		s.converge()
+		s.check()
+	}
+}

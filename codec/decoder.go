@@ -1,0 +1,153 @@
+package codec
+
+import (
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+)
+
+// Decoder turns record values of one format into the value columns of one
+// table schema (every top-level field after _kafka). Use it in two steps,
+// so that a record is never half-appended: Decode checks and converts the
+// whole value into an internal buffer, and only after it succeeded does
+// Append copy the value into the Arrow builders.
+//
+// A Decoder is not safe for concurrent use; it reuses its buffers from one
+// record to the next, so steady-state decoding does not allocate.
+type Decoder struct {
+	format Format
+	root   *node // json: the top-level value fields
+	value  []byte
+	isNull bool
+	js     jsonParser
+}
+
+// NewDecoder returns a decoder of values in format for schema, a table
+// schema from [TableSchema] (_kafka first, then the value columns).
+// Errors: an unsupported format, a schema that does not start with _kafka,
+// or a schema whose value columns do not fit the format.
+func NewDecoder(format Format, schema *iceberg.Schema) (*Decoder, error) {
+	if schema == nil {
+		return nil, errors.New("codec: nil schema")
+	}
+	fields := schema.Fields()
+	if len(fields) < 2 || fields[0].Name != KafkaColumn || fields[0].ID != KafkaFieldID {
+		return nil, fmt.Errorf("codec: schema must start with %s (id %d) and have value columns", KafkaColumn, KafkaFieldID)
+	}
+	values := fields[1:]
+	d := &Decoder{format: format}
+	switch format {
+	case Raw, String:
+		want := iceberg.Type(iceberg.PrimitiveTypes.Binary)
+		if format == String {
+			want = iceberg.PrimitiveTypes.String
+		}
+		if len(values) != 1 || !values[0].Type.Equals(want) {
+			return nil, fmt.Errorf("codec: value format %s needs exactly one %s value column", format, want)
+		}
+	case JSON:
+		root, err := compileStruct(values, "")
+		if err != nil {
+			return nil, err
+		}
+		d.root = root
+	default:
+		return nil, fmt.Errorf("value format %q: %w", format, ErrUnsupported)
+	}
+	return d, nil
+}
+
+// Columns is the number of value columns Append fills.
+func (d *Decoder) Columns() int {
+	if d.root != nil {
+		return len(d.root.fields)
+	}
+	return 1
+}
+
+// Decode checks and converts one record value (nil for a tombstone). On
+// error nothing is kept for Append, and the error says which field failed
+// and why, e.g. `field properties.mag: cannot convert string "x" to double`.
+//
+// raw never fails (a tombstone is a null value); string fails on invalid
+// UTF-8; json fails on invalid JSON, a top-level value that is not an
+// object, a tombstone, a value that does not convert to its column type
+// without loss, or a missing or null required field (design §4.2).
+//
+// value must not be modified until Append has been called: Append may copy
+// bytes straight from it.
+func (d *Decoder) Decode(value []byte) error {
+	d.value, d.isNull = nil, true
+	switch d.format {
+	case Raw:
+	case String:
+		if value != nil && !utf8.Valid(value) {
+			return errors.New("value is not valid UTF-8")
+		}
+	case JSON:
+		if value == nil {
+			return errors.New("value is null (tombstone); json values must be objects")
+		}
+		if err := d.js.parse(d.root, value); err != nil {
+			return err
+		}
+	}
+	d.value, d.isNull = value, value == nil
+	return nil
+}
+
+// Unknown is the number of JSON object fields of the last decoded value
+// that are not in the schema (ignored, design §4.2). It is 0 for raw and
+// string.
+func (d *Decoder) Unknown() int {
+	if d.format == JSON {
+		return d.js.unknown
+	}
+	return 0
+}
+
+// Append appends the last successfully decoded value to cols, the builders
+// of the value columns in schema order (len(cols) == Columns()), built for
+// the Arrow schema of the table (iceberg-go's table.SchemaToArrowSchema, no
+// large types). It panics if a builder does not match its column, which is
+// a programming error.
+func (d *Decoder) Append(cols []array.Builder) {
+	switch d.format {
+	case Raw:
+		b := cols[0].(*array.BinaryBuilder)
+		if d.isNull {
+			b.AppendNull()
+		} else {
+			b.Append(d.value)
+		}
+	case String:
+		b := cols[0].(*array.StringBuilder)
+		if d.isNull {
+			b.AppendNull()
+		} else {
+			b.BinaryBuilder.Append(d.value)
+		}
+	case JSON:
+		d.js.appendRoot(d.root, cols)
+	}
+}
+
+// CheckKey reports whether a record key decodes in format: raw keys always
+// do, string keys must be valid UTF-8. A null key is always valid (a null
+// key column). Other formats are an error (see [TableSchema]).
+func CheckKey(format Format, key []byte) error {
+	switch format {
+	case Raw:
+		return nil
+	case String:
+		if key != nil && !utf8.Valid(key) {
+			return errors.New("key is not valid UTF-8")
+		}
+		return nil
+	default:
+		return checkKeyFormat(format)
+	}
+}

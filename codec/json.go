@@ -1,0 +1,685 @@
+package codec
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// The JSON decoder is schema-directed: it walks the value bytes once,
+// guided by the decode plan (node tree), checks every value against its
+// column type and records the converted values on a tape. Only when the
+// whole value converted does Append replay the tape into the Arrow
+// builders, so a record that fails is never half-appended.
+//
+// Tape layout (positions are indexes into jsonParser.tape):
+//   - leaf:   one entry (tNull, tNum or tBytes)
+//   - struct: a tStruct header (n = number of fields, i = end position),
+//     then n slot entries whose i is the position of the field's value or
+//     -1 when it is missing or null, then the values in JSON order (fields
+//     appear in any order in JSON and the last duplicate wins)
+//   - list:   a tList header (n = count, i = end), then the elements
+//   - map:    a tMap header (n = count, i = end), then key, value pairs
+//
+// The parser follows RFC 8259 strictly (no comments, no trailing commas,
+// no NaN/Infinity, no invalid UTF-8 or lone surrogates in strings).
+
+const maxDepth = 1000
+
+const (
+	tNull  uint8 = iota + 1
+	tNum         // i (and hi for decimals) hold the value
+	tBytes       // off, n locate the bytes in the input or the scratch buffer
+	tSlot
+	tStruct
+	tList
+	tMap
+)
+
+type entry struct {
+	kind    uint8
+	scratch bool // tBytes: off is into jsonParser.scratch, else into the input
+	n       int32
+	off     int32
+	i       int64
+	hi      int64
+}
+
+type jsonParser struct {
+	in      []byte
+	pos     int
+	depth   int
+	tape    []entry
+	scratch []byte // decoded bytes the tape points to
+	tmp     []byte // unescaped strings that are converted further (keys, base64, times)
+	digits  []byte
+	unknown int
+}
+
+// syntaxError is invalid JSON; it is not prefixed with a field path.
+type syntaxError struct {
+	pos int
+	msg string
+}
+
+func (e *syntaxError) Error() string {
+	return fmt.Sprintf("invalid JSON at byte %d: %s", e.pos, e.msg)
+}
+
+// fieldError is a value that does not fit its column. path holds the
+// segments from the innermost out ("mag", "properties").
+type fieldError struct {
+	path []string
+	msg  string
+}
+
+func (e *fieldError) Error() string {
+	var b strings.Builder
+	b.WriteString("field ")
+	for i := len(e.path) - 1; i >= 0; i-- {
+		s := e.path[i]
+		if i != len(e.path)-1 && !strings.HasPrefix(s, "[") {
+			b.WriteByte('.')
+		}
+		b.WriteString(s)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.msg)
+	return b.String()
+}
+
+// within adds a path segment to a fieldError on its way up.
+func within(err error, seg string) error {
+	if fe, ok := err.(*fieldError); ok {
+		fe.path = append(fe.path, seg)
+	}
+	return err
+}
+
+func convErr(format string, args ...any) error {
+	return &fieldError{msg: fmt.Sprintf(format, args...)}
+}
+
+func (p *jsonParser) syntax(msg string) error {
+	return &syntaxError{pos: p.pos, msg: msg}
+}
+
+func (p *jsonParser) unexpected() error {
+	if p.pos >= len(p.in) {
+		return p.syntax("unexpected end of input")
+	}
+	return p.syntax(fmt.Sprintf("unexpected character %q", p.in[p.pos]))
+}
+
+func (p *jsonParser) skipWS() {
+	for p.pos < len(p.in) {
+		switch p.in[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (p *jsonParser) parse(root *node, in []byte) error {
+	p.in, p.pos, p.depth = in, 0, 0
+	p.tape, p.scratch, p.unknown = p.tape[:0], p.scratch[:0], 0
+	p.skipWS()
+	if p.pos >= len(p.in) {
+		return p.syntax("empty value")
+	}
+	if p.in[p.pos] != '{' {
+		return fmt.Errorf("value is not a JSON object (found %s)", p.describe())
+	}
+	if err := p.parseStruct(root); err != nil {
+		return err
+	}
+	p.skipWS()
+	if p.pos != len(p.in) {
+		return p.syntax("data after the top-level value")
+	}
+	return nil
+}
+
+// describe names the JSON value at the current position for an error
+// message: `string "x"`, `number 1.5`, `boolean true`, `object`, `array`.
+func (p *jsonParser) describe() string {
+	if p.pos >= len(p.in) {
+		return "end of input"
+	}
+	switch c := p.in[p.pos]; {
+	case c == '"':
+		s, err := p.stringTmp()
+		if err != nil {
+			return "invalid string"
+		}
+		if len(s) > 64 {
+			return fmt.Sprintf("string %q…", truncUTF8(s, 64))
+		}
+		return fmt.Sprintf("string %q", s)
+	case c == '{':
+		return "object"
+	case c == '[':
+		return "array"
+	case c == 't':
+		if p.literal("true") {
+			return "boolean true"
+		}
+	case c == 'f':
+		if p.literal("false") {
+			return "boolean false"
+		}
+	case c == 'n':
+		return "null"
+	case c == '-' || (c >= '0' && c <= '9'):
+		if num, err := p.scanNumber(); err == nil {
+			return "number " + string(num.lit)
+		}
+	}
+	return "invalid JSON"
+}
+
+func truncUTF8(b []byte, n int) []byte {
+	for n > 0 && n < len(b) && !utf8.RuneStart(b[n]) {
+		n--
+	}
+	return b[:n]
+}
+
+// literal consumes word if it is next.
+func (p *jsonParser) literal(word string) bool {
+	if len(p.in)-p.pos >= len(word) && string(p.in[p.pos:p.pos+len(word)]) == word {
+		p.pos += len(word)
+		return true
+	}
+	return false
+}
+
+func (p *jsonParser) parseStruct(n *node) error {
+	p.depth++
+	if p.depth > maxDepth {
+		return p.syntax("nesting too deep")
+	}
+	hdr := len(p.tape)
+	p.tape = append(p.tape, entry{kind: tStruct, n: int32(len(n.fields))})
+	for range n.fields {
+		p.tape = append(p.tape, entry{kind: tSlot, i: -1})
+	}
+	p.pos++ // '{'
+	p.skipWS()
+	if p.pos < len(p.in) && p.in[p.pos] == '}' {
+		p.pos++
+	} else {
+		for {
+			if p.pos >= len(p.in) || p.in[p.pos] != '"' {
+				return p.unexpected()
+			}
+			key, err := p.stringTmp()
+			if err != nil {
+				return err
+			}
+			p.skipWS()
+			if p.pos >= len(p.in) || p.in[p.pos] != ':' {
+				return p.unexpected()
+			}
+			p.pos++
+			p.skipWS()
+			idx, ok := n.index[string(key)]
+			if !ok {
+				p.unknown++
+				if err := p.skipValue(); err != nil {
+					return err
+				}
+			} else {
+				f := n.fields[idx]
+				if p.literal("null") {
+					if f.required {
+						return &fieldError{path: []string{f.name}, msg: "required field is null"}
+					}
+					p.tape[hdr+1+idx].i = -1
+				} else {
+					at := len(p.tape)
+					if err := p.parseValue(f); err != nil {
+						return within(err, f.name)
+					}
+					p.tape[hdr+1+idx].i = int64(at)
+				}
+			}
+			p.skipWS()
+			if p.pos >= len(p.in) {
+				return p.unexpected()
+			}
+			if p.in[p.pos] == ',' {
+				p.pos++
+				p.skipWS()
+				continue
+			}
+			if p.in[p.pos] == '}' {
+				p.pos++
+				break
+			}
+			return p.unexpected()
+		}
+	}
+	for i, f := range n.fields {
+		if f.required && p.tape[hdr+1+i].i < 0 {
+			return &fieldError{path: []string{f.name}, msg: "required field is missing"}
+		}
+	}
+	p.tape[hdr].i = int64(len(p.tape))
+	p.depth--
+	return nil
+}
+
+func (p *jsonParser) parseList(n *node) error {
+	p.depth++
+	if p.depth > maxDepth {
+		return p.syntax("nesting too deep")
+	}
+	hdr := len(p.tape)
+	p.tape = append(p.tape, entry{kind: tList})
+	p.pos++ // '['
+	p.skipWS()
+	count := 0
+	if p.pos < len(p.in) && p.in[p.pos] == ']' {
+		p.pos++
+	} else {
+		for {
+			if err := p.parseElement(n, func() string { return "[" + strconv.Itoa(count) + "]" }); err != nil {
+				return err
+			}
+			count++
+			p.skipWS()
+			if p.pos >= len(p.in) {
+				return p.unexpected()
+			}
+			if p.in[p.pos] == ',' {
+				p.pos++
+				p.skipWS()
+				continue
+			}
+			if p.in[p.pos] == ']' {
+				p.pos++
+				break
+			}
+			return p.unexpected()
+		}
+	}
+	p.tape[hdr].n = int32(count)
+	p.tape[hdr].i = int64(len(p.tape))
+	p.depth--
+	return nil
+}
+
+// parseElement parses a list element or map value: null or a value of
+// n.elem.
+func (p *jsonParser) parseElement(n *node, seg func() string) error {
+	if p.literal("null") {
+		if n.elemRequired {
+			return &fieldError{path: []string{seg()}, msg: "required element is null"}
+		}
+		p.tape = append(p.tape, entry{kind: tNull})
+		return nil
+	}
+	if err := p.parseValue(n.elem); err != nil {
+		return within(err, seg())
+	}
+	return nil
+}
+
+func (p *jsonParser) parseMap(n *node) error {
+	p.depth++
+	if p.depth > maxDepth {
+		return p.syntax("nesting too deep")
+	}
+	hdr := len(p.tape)
+	p.tape = append(p.tape, entry{kind: tMap})
+	p.pos++ // '{'
+	p.skipWS()
+	count := 0
+	var seen map[string]struct{} // keys of a large map
+	if p.pos < len(p.in) && p.in[p.pos] == '}' {
+		p.pos++
+	} else {
+		for {
+			if p.pos >= len(p.in) || p.in[p.pos] != '"' {
+				return p.unexpected()
+			}
+			keyAt := len(p.tape)
+			key, err := p.stringEntry()
+			if err != nil {
+				return err
+			}
+			if p.duplicateKey(hdr, keyAt, count, key, &seen) {
+				return convErr("duplicate map key %q", key)
+			}
+			p.skipWS()
+			if p.pos >= len(p.in) || p.in[p.pos] != ':' {
+				return p.unexpected()
+			}
+			p.pos++
+			p.skipWS()
+			if err := p.parseElement(n, func() string { return "[" + strconv.Quote(string(key)) + "]" }); err != nil {
+				return err
+			}
+			count++
+			p.skipWS()
+			if p.pos >= len(p.in) {
+				return p.unexpected()
+			}
+			if p.in[p.pos] == ',' {
+				p.pos++
+				p.skipWS()
+				continue
+			}
+			if p.in[p.pos] == '}' {
+				p.pos++
+				break
+			}
+			return p.unexpected()
+		}
+	}
+	p.tape[hdr].n = int32(count)
+	p.tape[hdr].i = int64(len(p.tape))
+	p.depth--
+	return nil
+}
+
+// smallMap is the number of keys up to which duplicate map keys are found
+// by scanning the keys already on the tape; larger maps use a set.
+const smallMap = 16
+
+// duplicateKey reports whether key is already one of the count keys of the
+// map whose header is at hdr (keys before position keyAt).
+func (p *jsonParser) duplicateKey(hdr, keyAt, count int, key []byte, seen *map[string]struct{}) bool {
+	if count < smallMap {
+		for q := hdr + 1; q < keyAt; {
+			if bytes.Equal(p.bytesOf(&p.tape[q]), key) {
+				return true
+			}
+			q = p.skipEntry(q + 1) // the value
+		}
+		return false
+	}
+	if *seen == nil {
+		*seen = make(map[string]struct{}, 2*smallMap)
+		for q := hdr + 1; q < keyAt; {
+			(*seen)[string(p.bytesOf(&p.tape[q]))] = struct{}{}
+			q = p.skipEntry(q + 1)
+		}
+	}
+	if _, dup := (*seen)[string(key)]; dup {
+		return true
+	}
+	(*seen)[string(key)] = struct{}{}
+	return false
+}
+
+// skipEntry returns the position after the tape value at q.
+func (p *jsonParser) skipEntry(q int) int {
+	switch p.tape[q].kind {
+	case tStruct, tList, tMap:
+		return int(p.tape[q].i)
+	}
+	return q + 1
+}
+
+func (p *jsonParser) bytesOf(e *entry) []byte {
+	if e.scratch {
+		return p.scratch[e.off : e.off+e.n]
+	}
+	return p.in[e.off : e.off+e.n]
+}
+
+func (p *jsonParser) parseValue(n *node) error {
+	if p.pos >= len(p.in) {
+		return p.unexpected()
+	}
+	c := p.in[p.pos]
+	switch n.kind {
+	case kStruct:
+		if c == '{' {
+			return p.parseStruct(n)
+		}
+	case kList:
+		if c == '[' {
+			return p.parseList(n)
+		}
+	case kMap:
+		if c == '{' {
+			return p.parseMap(n)
+		}
+	default:
+		return p.parseScalar(n, c)
+	}
+	return p.mismatch(n)
+}
+
+func (p *jsonParser) mismatch(n *node) error {
+	return convErr("cannot convert %s to %s", p.describe(), n.typeName())
+}
+
+// skipValue checks and skips one JSON value of a field not in the schema.
+func (p *jsonParser) skipValue() error {
+	if p.pos >= len(p.in) {
+		return p.unexpected()
+	}
+	switch c := p.in[p.pos]; {
+	case c == '"':
+		_, err := p.stringTmp()
+		return err
+	case c == '-' || (c >= '0' && c <= '9'):
+		_, err := p.scanNumber()
+		return err
+	case c == 't':
+		if p.literal("true") {
+			return nil
+		}
+	case c == 'f':
+		if p.literal("false") {
+			return nil
+		}
+	case c == 'n':
+		if p.literal("null") {
+			return nil
+		}
+	case c == '{' || c == '[':
+		p.depth++
+		if p.depth > maxDepth {
+			return p.syntax("nesting too deep")
+		}
+		closing := byte('}')
+		if c == '[' {
+			closing = ']'
+		}
+		p.pos++
+		p.skipWS()
+		if p.pos < len(p.in) && p.in[p.pos] == closing {
+			p.pos++
+			p.depth--
+			return nil
+		}
+		for {
+			if c == '{' {
+				if p.pos >= len(p.in) || p.in[p.pos] != '"' {
+					return p.unexpected()
+				}
+				if _, err := p.stringTmp(); err != nil {
+					return err
+				}
+				p.skipWS()
+				if p.pos >= len(p.in) || p.in[p.pos] != ':' {
+					return p.unexpected()
+				}
+				p.pos++
+				p.skipWS()
+			}
+			if err := p.skipValue(); err != nil {
+				return err
+			}
+			p.skipWS()
+			if p.pos >= len(p.in) {
+				return p.unexpected()
+			}
+			if p.in[p.pos] == ',' {
+				p.pos++
+				p.skipWS()
+				continue
+			}
+			if p.in[p.pos] == closing {
+				p.pos++
+				p.depth--
+				return nil
+			}
+			return p.unexpected()
+		}
+	}
+	return p.unexpected()
+}
+
+// scanString checks the string at p.pos (at its opening quote) and moves
+// past it. It returns the raw contents and whether they hold escapes.
+func (p *jsonParser) scanString() (raw []byte, escaped bool, err error) {
+	start := p.pos + 1
+	i := start
+	ascii := true
+	for i < len(p.in) {
+		c := p.in[i]
+		switch {
+		case c == '"':
+			raw = p.in[start:i]
+			if !ascii && !utf8.Valid(raw) {
+				p.pos = start
+				return nil, false, p.syntax("string is not valid UTF-8")
+			}
+			p.pos = i + 1
+			return raw, escaped, nil
+		case c == '\\':
+			escaped = true
+			i += 2
+		case c < 0x20:
+			p.pos = i
+			return nil, false, p.syntax("control character in string")
+		default:
+			if c >= 0x80 {
+				ascii = false
+			}
+			i++
+		}
+	}
+	p.pos = len(p.in)
+	return nil, false, p.syntax("unterminated string")
+}
+
+// unescape appends the decoded contents of raw (a string's contents with
+// escapes) to dst.
+func (p *jsonParser) unescape(dst, raw []byte, at int) ([]byte, error) {
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c != '\\' {
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		if i+1 >= len(raw) {
+			return nil, &syntaxError{pos: at + i, msg: "invalid escape"}
+		}
+		switch raw[i+1] {
+		case '"', '\\', '/':
+			dst = append(dst, raw[i+1])
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r, ok := hex4(raw[i+2:])
+			if !ok {
+				return nil, &syntaxError{pos: at + i, msg: "invalid \\u escape"}
+			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				var r2 rune = -1
+				if i+1 < len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+					r2, ok = hex4(raw[i+2:])
+					if !ok {
+						return nil, &syntaxError{pos: at + i, msg: "invalid \\u escape"}
+					}
+				}
+				dec := utf16.DecodeRune(r, r2)
+				if dec == utf8.RuneError {
+					return nil, &syntaxError{pos: at + i - 6, msg: "lone UTF-16 surrogate in \\u escape"}
+				}
+				r = dec
+				i += 6
+			}
+			dst = utf8.AppendRune(dst, r)
+			continue
+		default:
+			return nil, &syntaxError{pos: at + i, msg: "invalid escape"}
+		}
+		i += 2
+	}
+	return dst, nil
+}
+
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// stringTmp parses a string and returns its decoded contents, valid until
+// the next call (they may live in p.tmp).
+func (p *jsonParser) stringTmp() ([]byte, error) {
+	at := p.pos + 1
+	raw, escaped, err := p.scanString()
+	if err != nil || !escaped {
+		return raw, err
+	}
+	p.tmp, err = p.unescape(p.tmp[:0], raw, at)
+	return p.tmp, err
+}
+
+// stringEntry parses a string and records it as a tBytes tape entry.
+func (p *jsonParser) stringEntry() ([]byte, error) {
+	at := p.pos + 1
+	raw, escaped, err := p.scanString()
+	if err != nil {
+		return nil, err
+	}
+	if !escaped {
+		p.tape = append(p.tape, entry{kind: tBytes, off: int32(at), n: int32(len(raw))})
+		return raw, nil
+	}
+	off := len(p.scratch)
+	if p.scratch, err = p.unescape(p.scratch, raw, at); err != nil {
+		return nil, err
+	}
+	p.tape = append(p.tape, entry{kind: tBytes, scratch: true, off: int32(off), n: int32(len(p.scratch) - off)})
+	return p.scratch[off:], nil
+}

@@ -1,0 +1,141 @@
+package codec
+
+import (
+	"fmt"
+
+	"github.com/apache/iceberg-go"
+)
+
+// kind is the column type a JSON value is converted to.
+type kind uint8
+
+const (
+	kBool kind = iota + 1
+	kInt32
+	kInt64
+	kFloat32
+	kFloat64
+	kDate
+	kTime
+	kTimestamp
+	kTimestampTz
+	kString
+	kBinary
+	kFixed
+	kUUID
+	kDecimal
+	kStruct
+	kList
+	kMap
+)
+
+var kindNames = [...]string{
+	kBool: "boolean", kInt32: "int", kInt64: "long", kFloat32: "float",
+	kFloat64: "double", kDate: "date", kTime: "time", kTimestamp: "timestamp",
+	kTimestampTz: "timestamptz", kString: "string", kBinary: "binary",
+	kFixed: "fixed", kUUID: "uuid", kDecimal: "decimal", kStruct: "struct",
+	kList: "list", kMap: "map",
+}
+
+// node is one column (or nested field) of the decode plan compiled from the
+// table schema.
+type node struct {
+	kind     kind
+	name     string
+	required bool
+	typ      iceberg.Type
+
+	size         int // fixed length in bytes
+	prec, scale  int // decimal
+	fields       []*node
+	index        map[string]int // struct: field name → position in fields
+	elem         *node          // list element, map value
+	elemRequired bool
+}
+
+func (n *node) typeName() string {
+	if n.typ != nil {
+		return n.typ.String()
+	}
+	return kindNames[n.kind]
+}
+
+func compileStruct(fields []iceberg.NestedField, path string) (*node, error) {
+	n := &node{kind: kStruct, index: make(map[string]int, len(fields))}
+	for _, f := range fields {
+		p := f.Name
+		if path != "" {
+			p = path + "." + f.Name
+		}
+		c, err := compileType(f.Type, p)
+		if err != nil {
+			return nil, err
+		}
+		c.name, c.required = f.Name, f.Required
+		n.index[f.Name] = len(n.fields)
+		n.fields = append(n.fields, c)
+	}
+	return n, nil
+}
+
+func compileType(t iceberg.Type, path string) (*node, error) {
+	n := &node{typ: t}
+	switch t := t.(type) {
+	case iceberg.BooleanType:
+		n.kind = kBool
+	case iceberg.Int32Type:
+		n.kind = kInt32
+	case iceberg.Int64Type:
+		n.kind = kInt64
+	case iceberg.Float32Type:
+		n.kind = kFloat32
+	case iceberg.Float64Type:
+		n.kind = kFloat64
+	case iceberg.DateType:
+		n.kind = kDate
+	case iceberg.TimeType:
+		n.kind = kTime
+	case iceberg.TimestampType:
+		n.kind = kTimestamp
+	case iceberg.TimestampTzType:
+		n.kind = kTimestampTz
+	case iceberg.StringType:
+		n.kind = kString
+	case iceberg.BinaryType:
+		n.kind = kBinary
+	case iceberg.UUIDType:
+		n.kind = kUUID
+	case iceberg.FixedType:
+		n.kind, n.size = kFixed, t.Len()
+	case iceberg.DecimalType:
+		n.kind, n.prec, n.scale = kDecimal, t.Precision(), t.Scale()
+		if n.prec < 1 || n.prec > 38 {
+			return nil, fmt.Errorf("field %s: decimal precision %d: %w", path, n.prec, ErrUnsupported)
+		}
+	case *iceberg.StructType:
+		s, err := compileStruct(t.FieldList, path)
+		if err != nil {
+			return nil, err
+		}
+		s.typ = t
+		return s, nil
+	case *iceberg.ListType:
+		e, err := compileType(t.Element, path+".element")
+		if err != nil {
+			return nil, err
+		}
+		n.kind, n.elem, n.elemRequired = kList, e, t.ElementRequired
+	case *iceberg.MapType:
+		if _, ok := t.KeyType.(iceberg.StringType); !ok {
+			return nil, fmt.Errorf("field %s: map key type %s: %w (JSON object keys are strings)", path, t.KeyType, ErrUnsupported)
+		}
+		v, err := compileType(t.ValueType, path+".value")
+		if err != nil {
+			return nil, err
+		}
+		n.kind, n.elem, n.elemRequired = kMap, v, t.ValueRequired
+	default:
+		return nil, fmt.Errorf("field %s: type %s: %w by the json decoder", path, t, ErrUnsupported)
+	}
+	return n, nil
+}

@@ -1,0 +1,172 @@
+package codec
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/apache/iceberg-go"
+)
+
+// Field ids of the _kafka column (design §4.2). They are assigned once and
+// never reused; codec's golden test pins them.
+const (
+	KafkaFieldID         = 1
+	PartitionFieldID     = 2
+	OffsetFieldID        = 3
+	TimestampFieldID     = 4
+	TimestampTypeFieldID = 5
+	KeyFieldID           = 6
+	HeadersFieldID       = 7
+	HeaderFieldID        = 8 // the list element of headers
+	HeaderKeyFieldID     = 9
+	HeaderValueFieldID   = 10
+	// FirstValueFieldID is the id of the first value column; value columns
+	// take ids from here on.
+	FirstValueFieldID = 11
+)
+
+// KafkaColumn is the name of the first column of every Mink table.
+const KafkaColumn = "_kafka"
+
+// ErrUnsupported is wrapped by the errors TableSchema returns for a format
+// or type this package cannot decode.
+var ErrUnsupported = errors.New("unsupported")
+
+func keyType(f Format) iceberg.Type {
+	if f == String {
+		return iceberg.PrimitiveTypes.String
+	}
+	return iceberg.PrimitiveTypes.Binary
+}
+
+func kafkaField(keyFormat Format) iceberg.NestedField {
+	return iceberg.NestedField{
+		ID: KafkaFieldID, Name: KafkaColumn, Required: true,
+		Doc: "Kafka record metadata",
+		Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
+			{ID: PartitionFieldID, Name: "partition", Type: iceberg.PrimitiveTypes.Int32, Required: true},
+			{ID: OffsetFieldID, Name: "offset", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+			{ID: TimestampFieldID, Name: "timestamp", Type: iceberg.PrimitiveTypes.TimestampTz, Required: true},
+			{ID: TimestampTypeFieldID, Name: "timestamp_type", Type: iceberg.PrimitiveTypes.Int32, Required: true,
+				Doc: "0 create time, 1 log append time"},
+			{ID: KeyFieldID, Name: "key", Type: keyType(keyFormat)},
+			{ID: HeadersFieldID, Name: "headers", Type: &iceberg.ListType{
+				ElementID: HeaderFieldID, ElementRequired: true,
+				Element: &iceberg.StructType{FieldList: []iceberg.NestedField{
+					{ID: HeaderKeyFieldID, Name: "key", Type: iceberg.PrimitiveTypes.String, Required: true},
+					{ID: HeaderValueFieldID, Name: "value", Type: iceberg.PrimitiveTypes.Binary},
+				}},
+			}},
+		}},
+	}
+}
+
+func checkKeyFormat(f Format) error {
+	switch f {
+	case Raw, String:
+		return nil
+	case JSON:
+		return fmt.Errorf("key format json: %w (not yet)", ErrUnsupported)
+	default:
+		return fmt.Errorf("key format %q: %w", f, ErrUnsupported)
+	}
+}
+
+func tableSchema(keyFormat, valueFormat Format, declared *iceberg.Schema) (*iceberg.Schema, error) {
+	if err := checkKeyFormat(keyFormat); err != nil {
+		return nil, err
+	}
+	kafka := kafkaField(keyFormat)
+	switch valueFormat {
+	case Raw, String:
+		if declared != nil {
+			return nil, fmt.Errorf("value format %s takes no declared schema", valueFormat)
+		}
+		typ := iceberg.PrimitiveTypes.Binary
+		if valueFormat == String {
+			typ = iceberg.PrimitiveTypes.String
+		}
+		return iceberg.NewSchema(0, kafka,
+			iceberg.NestedField{ID: FirstValueFieldID, Name: "value", Type: typ}), nil
+	case JSON:
+		if declared == nil {
+			return nil, errors.New("value format json needs a declared schema (inference is not supported yet)")
+		}
+		if len(declared.Fields()) == 0 {
+			return nil, errors.New("value format json: declared schema has no field")
+		}
+		ids := idAllocator{next: FirstValueFieldID}
+		fields := []iceberg.NestedField{kafka}
+		for _, f := range declared.Fields() {
+			if f.Name == KafkaColumn {
+				return nil, fmt.Errorf("declared field %q: the name is reserved for Kafka metadata", KafkaColumn)
+			}
+			nf, err := ids.field(f, f.Name)
+			if err != nil {
+				return nil, err
+			}
+			fields = append(fields, nf)
+		}
+		return iceberg.NewSchema(0, fields...), nil
+	default:
+		return nil, fmt.Errorf("value format %q: %w", valueFormat, ErrUnsupported)
+	}
+}
+
+// idAllocator hands out fresh field ids in depth-first pre-order.
+type idAllocator struct{ next int }
+
+func (a *idAllocator) id() int {
+	id := a.next
+	a.next++
+	return id
+}
+
+func (a *idAllocator) field(f iceberg.NestedField, path string) (iceberg.NestedField, error) {
+	id := a.id()
+	t, err := a.typ(f.Type, path)
+	if err != nil {
+		return iceberg.NestedField{}, err
+	}
+	return iceberg.NestedField{ID: id, Name: f.Name, Type: t, Required: f.Required, Doc: f.Doc}, nil
+}
+
+func (a *idAllocator) typ(t iceberg.Type, path string) (iceberg.Type, error) {
+	switch t := t.(type) {
+	case *iceberg.StructType:
+		fields := make([]iceberg.NestedField, 0, len(t.FieldList))
+		for _, f := range t.FieldList {
+			nf, err := a.field(f, path+"."+f.Name)
+			if err != nil {
+				return nil, err
+			}
+			fields = append(fields, nf)
+		}
+		return &iceberg.StructType{FieldList: fields}, nil
+	case *iceberg.ListType:
+		id := a.id()
+		elem, err := a.typ(t.Element, path+".element")
+		if err != nil {
+			return nil, err
+		}
+		return &iceberg.ListType{ElementID: id, Element: elem, ElementRequired: t.ElementRequired}, nil
+	case *iceberg.MapType:
+		if _, ok := t.KeyType.(iceberg.StringType); !ok {
+			return nil, fmt.Errorf("field %s: map key type %s: %w (JSON object keys are strings)", path, t.KeyType, ErrUnsupported)
+		}
+		kid := a.id()
+		vid := a.id()
+		val, err := a.typ(t.ValueType, path+".value")
+		if err != nil {
+			return nil, err
+		}
+		return &iceberg.MapType{KeyID: kid, KeyType: t.KeyType, ValueID: vid, ValueType: val, ValueRequired: t.ValueRequired}, nil
+	case iceberg.BooleanType, iceberg.Int32Type, iceberg.Int64Type, iceberg.Float32Type,
+		iceberg.Float64Type, iceberg.DateType, iceberg.TimeType, iceberg.TimestampType,
+		iceberg.TimestampTzType, iceberg.StringType, iceberg.BinaryType, iceberg.UUIDType,
+		iceberg.FixedType, iceberg.DecimalType:
+		return t, nil
+	default:
+		return nil, fmt.Errorf("field %s: type %s: %w by the json decoder", path, t, ErrUnsupported)
+	}
+}

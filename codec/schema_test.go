@@ -1,0 +1,162 @@
+package codec_test
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/minkhq/mink/codec"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// declaredJSON is a declared schema exercising nesting; its own ids are
+// deliberately unrelated to the ids Mink assigns.
+const declaredJSON = `{"type":"struct","schema-id":7,"fields":[
+ {"id":100,"name":"type","required":false,"type":"string","doc":"GeoJSON object type"},
+ {"id":101,"name":"properties","required":true,"type":{"type":"struct","fields":[
+   {"id":102,"name":"mag","required":false,"type":"double"},
+   {"id":103,"name":"time","required":true,"type":"timestamptz"}]}},
+ {"id":104,"name":"geometry","required":false,"type":{"type":"struct","fields":[
+   {"id":105,"name":"coordinates","required":false,"type":{"type":"list","element-id":106,"element":"double","element-required":true}}]}},
+ {"id":107,"name":"tags","required":false,"type":{"type":"map","key-id":108,"key":"string","value-id":109,"value":{"type":"list","element-id":110,"element":"string","element-required":false},"value-required":false}},
+ {"id":111,"name":"id","required":true,"type":"string"}
+]}`
+
+func mustSchema(t testing.TB, js string) *iceberg.Schema {
+	t.Helper()
+	var sc iceberg.Schema
+	require.NoError(t, json.Unmarshal([]byte(js), &sc))
+	return &sc
+}
+
+// TestSchemaGolden pins the field ids of every format (design §4.2: field
+// ids are assigned once and never reused). A diff here is a breaking
+// change to every existing table.
+func TestSchemaGolden(t *testing.T) {
+	cases := []struct {
+		name       string
+		key, value codec.Format
+		declared   string
+	}{
+		{"raw", codec.Raw, codec.Raw, ""},
+		{"string", codec.String, codec.String, ""},
+		{"json", codec.Raw, codec.JSON, declaredJSON},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var declared *iceberg.Schema
+			if c.declared != "" {
+				declared = mustSchema(t, c.declared)
+			}
+			sc, err := codec.TableSchema(c.key, c.value, declared)
+			require.NoError(t, err)
+			checkGolden(t, "schema_"+c.name+".json", sc)
+		})
+	}
+	t.Run("dlq", func(t *testing.T) {
+		checkGolden(t, "schema_dlq.json", codec.DLQSchema(codec.Raw))
+	})
+}
+
+func checkGolden(t *testing.T, name string, sc *iceberg.Schema) {
+	t.Helper()
+	got, err := json.MarshalIndent(sc, "", "  ")
+	require.NoError(t, err)
+	got = append(got, '\n')
+	path := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.JSONEq(t, string(want), string(got))
+}
+
+// TestSchemaIDs states the pinned ids explicitly, independent of the
+// golden files.
+func TestSchemaIDs(t *testing.T) {
+	sc, err := codec.TableSchema(codec.String, codec.JSON, mustSchema(t, declaredJSON))
+	require.NoError(t, err)
+	want := map[string]int{
+		"_kafka": 1, "_kafka.partition": 2, "_kafka.offset": 3, "_kafka.timestamp": 4,
+		"_kafka.timestamp_type": 5, "_kafka.key": 6, "_kafka.headers": 7,
+		"_kafka.headers.element": 8, "_kafka.headers.element.key": 9, "_kafka.headers.element.value": 10,
+		// json value columns: pre-order from 11.
+		"type": 11, "properties": 12, "properties.mag": 13, "properties.time": 14,
+		"geometry": 15, "geometry.coordinates": 16, "geometry.coordinates.element": 17,
+		"tags": 18, "tags.key": 19, "tags.value": 20, "tags.value.element": 21, "id": 22,
+	}
+	for name, id := range want {
+		f, ok := sc.FindFieldByName(name)
+		require.True(t, ok, name)
+		require.Equal(t, id, f.ID, name)
+	}
+	key, _ := sc.FindFieldByName("_kafka.key")
+	require.Equal(t, iceberg.PrimitiveTypes.String, key.Type)
+	require.False(t, key.Required)
+	typ, _ := sc.FindFieldByName("type")
+	require.Equal(t, "GeoJSON object type", typ.Doc)
+	props, _ := sc.FindFieldByName("properties")
+	require.True(t, props.Required)
+	elem, _ := sc.FindFieldByName("geometry.coordinates")
+	require.True(t, elem.Type.(*iceberg.ListType).ElementRequired)
+
+	for _, f := range []codec.Format{codec.Raw, codec.String} {
+		sc, err := codec.TableSchema(codec.Raw, f, nil)
+		require.NoError(t, err)
+		v, ok := sc.FindFieldByName("value")
+		require.True(t, ok)
+		require.Equal(t, 11, v.ID)
+		require.False(t, v.Required)
+		k, _ := sc.FindFieldByName("_kafka.key")
+		require.Equal(t, iceberg.PrimitiveTypes.Binary, k.Type)
+	}
+	dlq := codec.DLQSchema(codec.String)
+	v, _ := dlq.FindFieldByName("value")
+	e, _ := dlq.FindFieldByName("error")
+	require.Equal(t, 11, v.ID)
+	require.Equal(t, iceberg.PrimitiveTypes.Binary, v.Type)
+	require.Equal(t, 12, e.ID)
+	require.True(t, e.Required)
+}
+
+func TestSchemaErrors(t *testing.T) {
+	_, err := codec.TableSchema(codec.Raw, codec.JSON, nil)
+	require.ErrorContains(t, err, "declared schema")
+
+	_, err = codec.TableSchema(codec.JSON, codec.Raw, nil)
+	require.ErrorIs(t, err, codec.ErrUnsupported)
+	require.ErrorContains(t, err, "json")
+
+	_, err = codec.TableSchema("avro", codec.Raw, nil)
+	require.ErrorIs(t, err, codec.ErrUnsupported)
+
+	_, err = codec.TableSchema(codec.Raw, "protobuf", nil)
+	require.ErrorIs(t, err, codec.ErrUnsupported)
+
+	_, err = codec.TableSchema(codec.Raw, codec.Raw, mustSchema(t, declaredJSON))
+	require.Error(t, err)
+
+	_, err = codec.TableSchema(codec.Raw, codec.JSON, iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "_kafka", Type: iceberg.PrimitiveTypes.String}))
+	require.ErrorContains(t, err, "_kafka")
+
+	for _, typ := range []iceberg.Type{
+		iceberg.PrimitiveTypes.TimestampNs,
+		iceberg.PrimitiveTypes.Unknown,
+		&iceberg.MapType{KeyID: 2, KeyType: iceberg.PrimitiveTypes.Int32, ValueID: 3, ValueType: iceberg.PrimitiveTypes.String},
+		&iceberg.ListType{ElementID: 2, Element: iceberg.PrimitiveTypes.TimestampTzNs},
+	} {
+		_, err = codec.TableSchema(codec.Raw, codec.JSON, iceberg.NewSchema(0,
+			iceberg.NestedField{ID: 1, Name: "a", Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
+				{ID: 4, Name: "b", Type: typ}}}}))
+		require.ErrorIs(t, err, codec.ErrUnsupported, typ.String())
+		require.ErrorContains(t, err, "field a.b", typ.String())
+	}
+}

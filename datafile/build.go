@@ -1,0 +1,253 @@
+package datafile
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minkhq/mink/codec"
+)
+
+// Column positions inside the _kafka struct (codec.TableSchema order).
+const (
+	colPartition = iota
+	colOffset
+	colTimestamp
+	colTimestampType
+	colKey
+	colHeaders
+)
+
+// arrowSchema converts a table schema to Arrow with PARQUET:field_id on
+// every field, so that the Parquet columns carry Iceberg field ids.
+func arrowSchema(sc *iceberg.Schema) (*arrow.Schema, error) {
+	return table.SchemaToArrowSchema(sc, nil, true, false)
+}
+
+// pending is one Parquet file being built: its rows and the timestamp range.
+type pending struct {
+	schema *iceberg.Schema
+	rb     *array.RecordBuilder
+	cols   []array.Builder // rb's top-level builders
+	rows   int
+	minTS  int64
+	maxTS  int64
+}
+
+func newFile(mem memory.Allocator, sc *iceberg.Schema) (*pending, error) {
+	asc, err := arrowSchema(sc)
+	if err != nil {
+		return nil, fmt.Errorf("datafile: arrow schema: %w", err)
+	}
+	rb := array.NewRecordBuilder(mem, asc)
+	return &pending{schema: sc, rb: rb, cols: rb.Fields()}, nil
+}
+
+// reserve makes room for rows records with keys of keyBytes in all.
+func (f *pending) reserve(rows, keyBytes int) {
+	f.rb.Reserve(rows)
+	kb := f.cols[0].(*array.StructBuilder)
+	switch b := kb.FieldBuilder(colKey).(type) {
+	case *array.StringBuilder:
+		b.ReserveData(keyBytes)
+	case *array.BinaryBuilder:
+		b.ReserveData(keyBytes)
+	}
+}
+
+// appendKafka appends the _kafka struct of r. When sanitize is set, string
+// columns that hold invalid UTF-8 (a string key, header keys) have it
+// replaced by U+FFFD: that is the dead-letter file, whose rows must be
+// written whatever the record holds (the raw value and the error say the
+// rest).
+func (f *pending) appendKafka(r *kgo.Record, ts int64, keyFormat codec.Format, sanitize bool) {
+	kb := f.cols[0].(*array.StructBuilder)
+	kb.Append(true)
+	kb.FieldBuilder(colPartition).(*array.Int32Builder).Append(r.Partition)
+	kb.FieldBuilder(colOffset).(*array.Int64Builder).Append(r.Offset)
+	kb.FieldBuilder(colTimestamp).(*array.TimestampBuilder).Append(arrow.Timestamp(ts))
+	kb.FieldBuilder(colTimestampType).(*array.Int32Builder).Append(int32(r.Attrs.TimestampType()))
+	switch b := kb.FieldBuilder(colKey).(type) {
+	case *array.StringBuilder:
+		switch {
+		case r.Key == nil:
+			b.AppendNull()
+		case sanitize && !utf8.Valid(r.Key):
+			b.Append(strings.ToValidUTF8(string(r.Key), "\uFFFD"))
+		default:
+			b.BinaryBuilder.Append(r.Key)
+		}
+	case *array.BinaryBuilder:
+		if r.Key == nil {
+			b.AppendNull()
+		} else {
+			b.Append(r.Key)
+		}
+	}
+	hb := kb.FieldBuilder(colHeaders).(*array.ListBuilder)
+	// A record without headers has an empty list: Kafka has no null
+	// headers.
+	hb.Append(true)
+	hs := hb.ValueBuilder().(*array.StructBuilder)
+	hk := hs.FieldBuilder(0).(*array.StringBuilder)
+	hv := hs.FieldBuilder(1).(*array.BinaryBuilder)
+	for _, h := range r.Headers {
+		hs.Append(true)
+		if sanitize && !utf8.ValidString(h.Key) {
+			hk.Append(strings.ToValidUTF8(h.Key, "\uFFFD"))
+		} else {
+			hk.Append(h.Key)
+		}
+		if h.Value == nil {
+			hv.AppendNull()
+		} else {
+			hv.Append(h.Value)
+		}
+	}
+	if f.rows == 0 || ts < f.minTS {
+		f.minTS = ts
+	}
+	if f.rows == 0 || ts > f.maxTS {
+		f.maxTS = ts
+	}
+	f.rows++
+}
+
+// finish writes the file's rows as Parquet, or returns nil when it has
+// none.
+func (f *pending) finish(mem memory.Allocator, partition int32) (*File, error) {
+	defer f.rb.Release()
+	if f.rows == 0 {
+		return nil, nil
+	}
+	rec := f.rb.NewRecordBatch()
+	defer rec.Release()
+	b, meta, err := writeParquet(mem, rec)
+	if err != nil {
+		return nil, err
+	}
+	st, err := fileStats(f.schema, meta, len(b), partition)
+	if err != nil {
+		return nil, err
+	}
+	if st.RecordCount != int64(f.rows) {
+		return nil, fmt.Errorf("datafile: footer counts %d rows, built %d", st.RecordCount, f.rows)
+	}
+	st.MinTimestamp, st.MaxTimestamp = f.minTS, f.maxTS
+	return &File{Bytes: b, SHA256: sha256.Sum256(b), Stats: st}, nil
+}
+
+// checkRecord reports why the key or headers of r cannot be decoded.
+func checkRecord(keyFormat codec.Format, r *kgo.Record) error {
+	if err := codec.CheckKey(keyFormat, r.Key); err != nil {
+		return err
+	}
+	for i, h := range r.Headers {
+		if !utf8.ValidString(h.Key) {
+			return fmt.Errorf("header %d: key is not valid UTF-8", i)
+		}
+	}
+	return nil
+}
+
+func build(spec *Spec, records []*kgo.Record) (*Result, error) {
+	if spec == nil || spec.Schema == nil {
+		return nil, errors.New("datafile: spec without a schema")
+	}
+	if err := codec.CheckKey(spec.KeyFormat, nil); err != nil {
+		return nil, fmt.Errorf("datafile: %w", err)
+	}
+	for i, r := range records {
+		if r == nil {
+			return nil, fmt.Errorf("datafile: record %d is nil", i)
+		}
+		if i > 0 {
+			if r.Partition != records[0].Partition {
+				return nil, fmt.Errorf("datafile: record at offset %d is in partition %d, want %d", r.Offset, r.Partition, records[0].Partition)
+			}
+			if r.Offset <= records[i-1].Offset {
+				return nil, fmt.Errorf("datafile: offset %d follows offset %d: records must be in increasing offset order", r.Offset, records[i-1].Offset)
+			}
+		}
+	}
+	res := &Result{}
+	if len(records) == 0 {
+		return res, nil
+	}
+	dec, err := codec.NewDecoder(spec.ValueFormat, spec.Schema)
+	if err != nil {
+		return nil, fmt.Errorf("datafile: %w", err)
+	}
+	mem := memory.NewGoAllocator()
+	data, err := newFile(mem, spec.Schema)
+	if err != nil {
+		return nil, err
+	}
+	if len(data.cols) != 1+dec.Columns() {
+		data.rb.Release()
+		return nil, fmt.Errorf("datafile: schema has %d columns, decoder fills %d", len(data.cols), 1+dec.Columns())
+	}
+	// Reserve the binary column data up front: growing it by doubling
+	// costs copies and zeroing.
+	var keyBytes, valueBytes int
+	for _, r := range records {
+		keyBytes += len(r.Key)
+		valueBytes += len(r.Value)
+	}
+	data.reserve(len(records), keyBytes)
+	switch b := data.cols[1].(type) {
+	case *array.BinaryBuilder:
+		b.ReserveData(valueBytes)
+	case *array.StringBuilder:
+		b.ReserveData(valueBytes)
+	}
+	var dlq *pending
+	for _, r := range records {
+		ts := r.Timestamp.UnixMicro()
+		reason := checkRecord(spec.KeyFormat, r)
+		if reason == nil {
+			reason = dec.Decode(r.Value)
+		}
+		if reason == nil {
+			data.appendKafka(r, ts, spec.KeyFormat, false)
+			dec.Append(data.cols[1:])
+			res.Unknown += int64(dec.Unknown())
+			continue
+		}
+		if dlq == nil {
+			if dlq, err = newFile(mem, codec.DLQSchema(spec.KeyFormat)); err != nil {
+				data.rb.Release()
+				return nil, err
+			}
+		}
+		dlq.appendKafka(r, ts, spec.KeyFormat, true)
+		if r.Value == nil {
+			dlq.cols[1].AppendNull()
+		} else {
+			dlq.cols[1].(*array.BinaryBuilder).Append(r.Value)
+		}
+		dlq.cols[2].(*array.StringBuilder).Append(strings.ToValidUTF8(reason.Error(), "\uFFFD"))
+	}
+	partition := records[0].Partition
+	if res.Data, err = data.finish(mem, partition); err != nil {
+		if dlq != nil {
+			dlq.rb.Release()
+		}
+		return nil, err
+	}
+	if dlq != nil {
+		if res.DLQ, err = dlq.finish(mem, partition); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,403 @@
+package datafile_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minkhq/mink/codec"
+	"github.com/minkhq/mink/datafile"
+)
+
+// testRecord is one line of testdata/*.jsonl: a Kafka record. key and value
+// are UTF-8 text, or key_base64 / value_base64 for arbitrary bytes; absent
+// or null means a null key / value.
+type testRecord struct {
+	Partition     int32   `json:"partition"`
+	Offset        int64   `json:"offset"`
+	TimestampMs   int64   `json:"timestamp_ms"`
+	TimestampType int8    `json:"timestamp_type"`
+	Key           *string `json:"key"`
+	KeyBase64     *string `json:"key_base64"`
+	Value         *string `json:"value"`
+	ValueBase64   *string `json:"value_base64"`
+	Headers       []struct {
+		Key   string  `json:"key"`
+		Value *string `json:"value"`
+	} `json:"headers"`
+}
+
+func bytesOf(t testing.TB, s, b64 *string) []byte {
+	switch {
+	case b64 != nil:
+		b, err := base64.StdEncoding.DecodeString(*b64)
+		require.NoError(t, err)
+		return b
+	case s != nil:
+		return []byte(*s)
+	}
+	return nil
+}
+
+func loadRecords(t testing.TB, name string) []*kgo.Record {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name))
+	require.NoError(t, err)
+	defer f.Close()
+	var out []*kgo.Record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var tr testRecord
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &tr))
+		r := &kgo.Record{
+			Topic:     "t",
+			Partition: tr.Partition,
+			Offset:    tr.Offset,
+			Timestamp: time.UnixMilli(tr.TimestampMs),
+			Attrs:     kgo.NewRecordAttrs(kgo.RecordAttrsOpts{TimestampType: tr.TimestampType}),
+			Key:       bytesOf(t, tr.Key, tr.KeyBase64),
+			Value:     bytesOf(t, tr.Value, tr.ValueBase64),
+		}
+		for _, h := range tr.Headers {
+			var v []byte
+			if h.Value != nil {
+				v = []byte(*h.Value)
+			}
+			r.Headers = append(r.Headers, kgo.RecordHeader{Key: h.Key, Value: v})
+		}
+		out = append(out, r)
+	}
+	require.NoError(t, sc.Err())
+	return out
+}
+
+func spec(t testing.TB, key, value codec.Format, schemaFile string) *datafile.Spec {
+	t.Helper()
+	var declared *iceberg.Schema
+	if schemaFile != "" {
+		b, err := os.ReadFile(filepath.Join("testdata", schemaFile))
+		require.NoError(t, err)
+		declared = new(iceberg.Schema)
+		require.NoError(t, json.Unmarshal(b, declared))
+	}
+	sc, err := codec.TableSchema(key, value, declared)
+	require.NoError(t, err)
+	return &datafile.Spec{Schema: sc, KeyFormat: key, ValueFormat: value}
+}
+
+func digest(f *datafile.File) string {
+	if f == nil {
+		return ""
+	}
+	return hex.EncodeToString(f.SHA256[:])
+}
+
+// TestGoldenVectors pins the bytes of the encoder. A data file is served
+// only while its rebuild matches the recorded SHA-256 (design §4.5), so
+// CHANGING THESE DIGESTS REQUIRES BUMPING datafile.EncoderVersion: the
+// files already recorded by the old version must keep their old path.
+func TestGoldenVectors(t *testing.T) {
+	cases := []struct {
+		name             string
+		key, value       codec.Format
+		schema, records  string
+		data, dlq        string
+		dataRows, dlqRow int64
+	}{
+		{"raw", codec.Raw, codec.Raw, "", "raw.jsonl",
+			"e42ec27db1062e28e1060784bb3de62d7fe599a3ae254318126f4237377c8d94",
+			"", 4, 0},
+		{"string", codec.String, codec.String, "", "string.jsonl",
+			"60530d380fd4ac6f7dc5d512d214b316672a7b3ba321bdb0e300462faa9ab85e",
+			"5491c4554b50635c5067e661e47e45a8a128e1c14bfa08b43f6dea71541535a0",
+			3, 1},
+		{"json", codec.String, codec.JSON, "json_schema.json", "json.jsonl",
+			"bae43aa6414de276d3beafcfe2547aa531154deef355b313266c8045d56dd509",
+			"dd1861a11a0f432cd896f64d37dd73094101988ef7dec60d06099ea7a85941b7",
+			3, 3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := spec(t, c.key, c.value, c.schema)
+			recs := loadRecords(t, c.records)
+			a, err := datafile.Build(s, recs)
+			require.NoError(t, err)
+			b, err := datafile.Build(s, recs)
+			require.NoError(t, err)
+			require.Equal(t, a.Data, b.Data, "same input, same bytes")
+			require.Equal(t, a.DLQ, b.DLQ, "same input, same bytes")
+			t.Logf("data %s dlq %s", digest(a.Data), digest(a.DLQ))
+			require.Equal(t, c.data, digest(a.Data), "data digest (bump EncoderVersion if this changes)")
+			require.Equal(t, c.dlq, digest(a.DLQ), "dlq digest (bump EncoderVersion if this changes)")
+			if c.dataRows > 0 {
+				require.Equal(t, c.dataRows, a.Data.Stats.RecordCount)
+			}
+			if c.dlqRow > 0 {
+				require.Equal(t, c.dlqRow, a.DLQ.Stats.RecordCount)
+			}
+		})
+	}
+}
+
+// readBack opens a produced file with arrow-go's pqarrow reader.
+func readBack(t *testing.T, f *datafile.File) (arrow.Table, *file.Reader) {
+	t.Helper()
+	pr, err := file.NewParquetReader(bytes.NewReader(f.Bytes))
+	require.NoError(t, err)
+	t.Cleanup(func() { pr.Close() })
+	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	require.NoError(t, err)
+	tbl, err := fr.ReadTable(context.Background())
+	require.NoError(t, err)
+	t.Cleanup(tbl.Release)
+	return tbl, pr
+}
+
+func column(t *testing.T, tbl arrow.Table, i int) arrow.Array {
+	t.Helper()
+	ch := tbl.Column(i).Data()
+	require.Len(t, ch.Chunks(), 1)
+	return ch.Chunk(0)
+}
+
+func leU64(b []byte) int64 { return int64(binary.LittleEndian.Uint64(b)) }
+
+func TestReadBackRaw(t *testing.T) {
+	recs := loadRecords(t, "raw.jsonl")
+	res, err := datafile.Build(spec(t, codec.Raw, codec.Raw, ""), recs)
+	require.NoError(t, err)
+	require.Nil(t, res.DLQ)
+	require.NotNil(t, res.Data)
+	tbl, pr := readBack(t, res.Data)
+	require.EqualValues(t, 4, tbl.NumRows())
+
+	// Field ids are in the Parquet schema.
+	ids := map[string]int32{}
+	sch := pr.MetaData().Schema
+	for i := 0; i < sch.NumColumns(); i++ {
+		ids[sch.Column(i).Path()] = sch.Column(i).SchemaNode().FieldID()
+	}
+	require.Equal(t, map[string]int32{
+		"_kafka.partition": 2, "_kafka.offset": 3, "_kafka.timestamp": 4, "_kafka.timestamp_type": 5,
+		"_kafka.key": 6, "_kafka.headers.list.element.key": 9, "_kafka.headers.list.element.value": 10,
+		"value": 11,
+	}, ids)
+	require.Equal(t, datafile.CreatedBy, pr.MetaData().GetCreatedBy())
+	require.Equal(t, fmt.Sprintf("mink encoder %d", datafile.EncoderVersion), datafile.CreatedBy)
+
+	k := column(t, tbl, 0).(*array.Struct)
+	part := k.Field(0).(*array.Int32)
+	off := k.Field(1).(*array.Int64)
+	ts := k.Field(2).(*array.Timestamp)
+	tt := k.Field(3).(*array.Int32)
+	key := k.Field(4).(*array.Binary)
+	hdrs := k.Field(5).(*array.List)
+	for i, r := range recs {
+		require.Equal(t, r.Partition, part.Value(i))
+		require.Equal(t, r.Offset, off.Value(i))
+		require.Equal(t, arrow.Timestamp(r.Timestamp.UnixMilli()*1000), ts.Value(i))
+		require.Equal(t, int32(r.Attrs.TimestampType()), tt.Value(i))
+		if r.Key == nil {
+			require.True(t, key.IsNull(i))
+		} else {
+			require.Equal(t, r.Key, key.Value(i))
+		}
+	}
+	require.Equal(t, "UTC", ts.DataType().(*arrow.TimestampType).TimeZone)
+	require.Equal(t, arrow.Microsecond, ts.DataType().(*arrow.TimestampType).Unit)
+
+	// Headers keep order and duplicates.
+	start, end := hdrs.ValueOffsets(0)
+	require.EqualValues(t, 3, end-start)
+	hs := hdrs.ListValues().(*array.Struct)
+	hk, hv := hs.Field(0).(*array.String), hs.Field(1).(*array.Binary)
+	require.Equal(t, []string{"trace", "trace", "empty"}, []string{hk.Value(0), hk.Value(1), hk.Value(2)})
+	require.Equal(t, "abc", string(hv.Value(0)))
+	require.Equal(t, "def", string(hv.Value(1)))
+	require.True(t, hv.IsNull(2))
+	s1, e1 := hdrs.ValueOffsets(1)
+	require.Equal(t, s1, e1) // no headers: empty list
+	require.False(t, hdrs.IsNull(1))
+	s3, _ := hdrs.ValueOffsets(3)
+	require.Equal(t, "b", hk.Value(int(s3)))
+	require.Equal(t, "a", hk.Value(int(s3)+1))
+
+	val := column(t, tbl, 1).(*array.Binary)
+	require.Equal(t, "hello", string(val.Value(0)))
+	require.Equal(t, []byte{0, 0xff, 0x10, 0xff}, val.Value(1))
+	require.True(t, val.IsNull(2))
+	require.False(t, val.IsNull(3))
+	require.Empty(t, val.Value(3))
+
+	// Stats: Iceberg single-value serialization (Appendix D).
+	st := res.Data.Stats
+	require.EqualValues(t, 4, st.RecordCount)
+	require.EqualValues(t, 100, leU64(st.LowerBounds[codec.OffsetFieldID]))
+	require.EqualValues(t, 105, leU64(st.UpperBounds[codec.OffsetFieldID]))
+	require.Equal(t, []byte{3, 0, 0, 0}, st.LowerBounds[codec.PartitionFieldID])
+	require.Equal(t, []byte{3, 0, 0, 0}, st.UpperBounds[codec.PartitionFieldID])
+	require.EqualValues(t, 1699999999000000, leU64(st.LowerBounds[codec.TimestampFieldID]))
+	require.EqualValues(t, 1700000001000000, leU64(st.UpperBounds[codec.TimestampFieldID]))
+	require.Equal(t, []byte("user-1"), st.LowerBounds[codec.KeyFieldID]) // binary: the bytes
+	require.Equal(t, []byte{0xff}, st.UpperBounds[codec.KeyFieldID])
+	require.Equal(t, []byte{0}, st.LowerBounds[codec.TimestampTypeFieldID][:1])
+	require.Equal(t, []byte("hello"), st.UpperBounds[codec.FirstValueFieldID])
+	require.EqualValues(t, 1, st.NullValueCounts[codec.FirstValueFieldID])
+	require.EqualValues(t, 1, st.NullValueCounts[codec.KeyFieldID])
+	require.EqualValues(t, 4, st.ValueCounts[codec.OffsetFieldID])
+	require.Equal(t, int64(1699999999000000), st.MinTimestamp)
+	require.Equal(t, int64(1700000001000000), st.MaxTimestamp)
+	require.NotEmpty(t, st.ColumnSizes[codec.OffsetFieldID])
+	require.Equal(t, []int64{4}, st.SplitOffsets)
+	require.Equal(t, res.Data.SHA256, sha(res.Data.Bytes))
+}
+
+func TestReadBackJSON(t *testing.T) {
+	recs := loadRecords(t, "json.jsonl")
+	s := spec(t, codec.String, codec.JSON, "json_schema.json")
+	res, err := datafile.Build(s, recs)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, res.Unknown) // properties.net
+	tbl, pr := readBack(t, res.Data)
+	require.EqualValues(t, 3, tbl.NumRows())
+
+	// Nested field ids, list and map included.
+	ids := map[string]int32{}
+	sch := pr.MetaData().Schema
+	for i := 0; i < sch.NumColumns(); i++ {
+		ids[sch.Column(i).Path()] = sch.Column(i).SchemaNode().FieldID()
+	}
+	require.EqualValues(t, 11, ids["type"])
+	require.EqualValues(t, 13, ids["properties.mag"])
+	require.EqualValues(t, 22, ids["geometry.coordinates.list.element"])
+	require.EqualValues(t, 24, ids["tags.key_value.key"])
+	require.EqualValues(t, 25, ids["tags.key_value.value"])
+	require.EqualValues(t, 26, ids["id"])
+
+	off := column(t, tbl, 0).(*array.Struct).Field(1).(*array.Int64)
+	require.Equal(t, []int64{0, 1, 4}, off.Int64Values())
+	key := column(t, tbl, 0).(*array.Struct).Field(4).(*array.String)
+	require.Equal(t, "ci123", key.Value(0))
+	require.True(t, key.IsNull(2))
+
+	props := column(t, tbl, 2).(*array.Struct)
+	mag := props.Field(0).(*array.Float64)
+	require.Equal(t, []float64{2.5, 3, -0.5}, mag.Float64Values())
+	tm := props.Field(2).(*array.Timestamp)
+	require.Equal(t, arrow.Timestamp(1700000000000000), tm.Value(0))
+	require.Equal(t, arrow.Timestamp(1700000000400000), tm.Value(2))
+	upd := props.Field(3).(*array.Timestamp)
+	require.Equal(t, arrow.Timestamp(1700000005500000), upd.Value(0))
+	require.True(t, upd.IsNull(1))
+	felt := props.Field(4).(*array.Int32)
+	require.True(t, felt.IsNull(0))
+	require.Equal(t, int32(12), felt.Value(1))
+
+	geo := column(t, tbl, 3).(*array.Struct)
+	require.True(t, geo.IsNull(2))
+	coords := geo.Field(1).(*array.List)
+	require.Equal(t, []float64{-117.1, 35.2, 7.5, -117, 35, 0}, coords.ListValues().(*array.Float64).Float64Values())
+
+	tags := column(t, tbl, 4).(*array.Map)
+	tk := tags.Keys().(*array.String)
+	tv := tags.Items().(*array.String)
+	require.Equal(t, "source", tk.Value(0))
+	require.Equal(t, "ci", tv.Value(0))
+	require.Equal(t, "review", tk.Value(1))
+	require.True(t, tags.IsNull(1))
+	s2, e2 := tags.ValueOffsets(2)
+	require.Equal(t, s2, e2)
+	require.False(t, tags.IsNull(2))
+
+	require.Equal(t, "ci125", column(t, tbl, 5).(*array.String).Value(2))
+
+	st := res.Data.Stats
+	require.EqualValues(t, 0, leU64(st.LowerBounds[codec.OffsetFieldID]))
+	require.EqualValues(t, 4, leU64(st.UpperBounds[codec.OffsetFieldID]))
+	lo := st.LowerBounds[13]
+	require.Len(t, lo, 8)
+	require.Equal(t, -0.5, float64frombits(lo))
+	require.EqualValues(t, 0, st.NaNValueCounts[13])
+
+	// The dead letters: raw value, reason, _kafka.
+	dlq, _ := readBack(t, res.DLQ)
+	require.EqualValues(t, 3, dlq.NumRows())
+	doff := column(t, dlq, 0).(*array.Struct).Field(1).(*array.Int64)
+	require.Equal(t, []int64{2, 3, 5}, doff.Int64Values())
+	val := column(t, dlq, 1).(*array.Binary)
+	require.Equal(t, recs[2].Value, val.Value(0))
+	require.True(t, val.IsNull(2))
+	reason := column(t, dlq, 2).(*array.String)
+	require.Equal(t, `field properties.mag: cannot convert string "x" to double`, reason.Value(0))
+	require.Contains(t, reason.Value(1), "invalid JSON")
+	require.Contains(t, reason.Value(2), "tombstone")
+	require.EqualValues(t, 3, res.DLQ.Stats.RecordCount)
+	require.EqualValues(t, 2, leU64(res.DLQ.Stats.LowerBounds[codec.OffsetFieldID]))
+	require.EqualValues(t, 5, leU64(res.DLQ.Stats.UpperBounds[codec.OffsetFieldID]))
+	require.Equal(t, int64(1700000000200000), res.DLQ.Stats.MinTimestamp)
+}
+
+func TestStringDLQ(t *testing.T) {
+	res, err := datafile.Build(spec(t, codec.String, codec.String, ""), loadRecords(t, "string.jsonl"))
+	require.NoError(t, err)
+	tbl, _ := readBack(t, res.Data)
+	v := column(t, tbl, 1).(*array.String)
+	require.Equal(t, "héllo wörld ✓", v.Value(1))
+	require.True(t, v.IsNull(2))
+	dlq, _ := readBack(t, res.DLQ)
+	require.Equal(t, []byte("hi\xff\xff"), column(t, dlq, 1).(*array.Binary).Value(0))
+	require.Equal(t, "value is not valid UTF-8", column(t, dlq, 2).(*array.String).Value(0))
+}
+
+func TestInvalidStringKeyGoesToDLQ(t *testing.T) {
+	s := spec(t, codec.String, codec.Raw, "")
+	recs := []*kgo.Record{
+		{Partition: 0, Offset: 1, Key: []byte{0xff}, Value: []byte("v")},
+		{Partition: 0, Offset: 2, Key: []byte("ok"), Value: []byte("v"), Headers: []kgo.RecordHeader{{Key: "\xff"}}},
+	}
+	res, err := datafile.Build(s, recs)
+	require.NoError(t, err)
+	require.Nil(t, res.Data)
+	dlq, _ := readBack(t, res.DLQ)
+	k := column(t, dlq, 0).(*array.Struct).Field(4).(*array.String)
+	require.Equal(t, "\uFFFD", k.Value(0))
+	reason := column(t, dlq, 2).(*array.String)
+	require.Equal(t, "key is not valid UTF-8", reason.Value(0))
+	require.Equal(t, "header 0: key is not valid UTF-8", reason.Value(1))
+}
+
+func TestEmptyAndErrors(t *testing.T) {
+	s := spec(t, codec.Raw, codec.Raw, "")
+	res, err := datafile.Build(s, nil)
+	require.NoError(t, err)
+	require.Nil(t, res.Data)
+	require.Nil(t, res.DLQ)
+
+	_, err = datafile.Build(s, []*kgo.Record{{Offset: 2}, {Offset: 2}})
+	require.ErrorContains(t, err, "offset order")
+	_, err = datafile.Build(s, []*kgo.Record{{Offset: 2}, {Partition: 1, Offset: 3}})
+	require.ErrorContains(t, err, "partition")
+	_, err = datafile.Build(&datafile.Spec{Schema: s.Schema, KeyFormat: codec.Raw, ValueFormat: codec.String}, []*kgo.Record{{}})
+	require.Error(t, err)
+	_, err = datafile.Build(nil, nil)
+	require.Error(t, err)
+}

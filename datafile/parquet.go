@@ -1,0 +1,123 @@
+package datafile
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// CreatedBy is the Parquet footer's created_by of every file this encoder
+// version writes: "mink encoder <EncoderVersion>" (a test keeps the two in
+// step). It is pinned because arrow-go's default names the library
+// version, which would change the bytes on an upgrade.
+const CreatedBy = "mink encoder 1"
+
+// Pinned Parquet writer settings. Every setting that shapes the bytes is
+// set here explicitly rather than left to arrow-go's defaults, so that a
+// library upgrade cannot change them silently. Changing any of them
+// changes output bytes: bump EncoderVersion.
+const (
+	// dataPageSize is the target size of a data page, in bytes.
+	dataPageSize = 1 << 20
+	// dictPageSizeLimit is the dictionary size, in bytes, past which a
+	// column chunk falls back to plain encoding.
+	dictPageSizeLimit = 1 << 20
+	// maxRowGroupRows is the most rows in one row group.
+	maxRowGroupRows = 1 << 20
+	// writeBatchSize is the number of values the column writers take at a
+	// time; page boundaries are checked between batches.
+	writeBatchSize = 1024
+	// maxStatsSize is the largest min/max statistic, in bytes, kept in the
+	// footer.
+	maxStatsSize = 4096
+)
+
+// writerProperties returns the pinned writer settings for a file of
+// schema sc.
+func writerProperties(mem memory.Allocator, sc *arrow.Schema) (*parquet.WriterProperties, error) {
+	base := baseWriterProperties(mem)
+	// Cost-based dictionary fallback on every leaf column (parquet-mr's
+	// rule, which iceberg-go applies too): before the first data page is
+	// cut, a column whose dictionary plus indices are not smaller than its
+	// plain values drops the dictionary. Mostly-distinct columns (ids,
+	// raw values) then skip building a dictionary they would throw away.
+	pq, err := pqarrow.ToParquet(sc, parquet.NewWriterProperties(base...), arrowWriterProperties(mem))
+	if err != nil {
+		return nil, err
+	}
+	for i := range pq.NumColumns() {
+		base = append(base, parquet.WithDictionaryCostFallbackFor(pq.Column(i).Path(), true))
+	}
+	return parquet.NewWriterProperties(base...), nil
+}
+
+func baseWriterProperties(mem memory.Allocator) []parquet.WriterProperty {
+	return []parquet.WriterProperty{
+		parquet.WithAllocator(mem),
+		parquet.WithVersion(parquet.V2_6),
+		parquet.WithDataPageVersion(parquet.DataPageV1),
+		parquet.WithCreatedBy(CreatedBy),
+		parquet.WithRootName("schema"),
+		parquet.WithRootRepetition(parquet.Repetitions.Repeated),
+		parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithCompressionLevel(compress.DefaultCompressionLevel),
+		parquet.WithDictionaryDefault(true),
+		parquet.WithDictionaryPageSizeLimit(dictPageSizeLimit),
+		// The fallback encoding when a dictionary grows too large or does
+		// not pay (see writerProperties).
+		parquet.WithEncoding(parquet.Encodings.Plain),
+		parquet.WithDataPageSize(dataPageSize),
+		parquet.WithMaxRowGroupLength(maxRowGroupRows),
+		parquet.WithBatchSize(writeBatchSize),
+		parquet.WithStats(true),
+		parquet.WithMaxStatsSize(maxStatsSize),
+		parquet.WithPageIndexEnabled(false),
+		parquet.WithBloomFilterEnabled(false),
+		parquet.WithStoreDecimalAsInteger(false),
+	}
+}
+
+// arrowWriterProperties: no Arrow schema in the footer (ARROW:schema would
+// tie the bytes to arrow-go's IPC serialization), no timestamp coercion
+// (columns are already microseconds), no INT96.
+func arrowWriterProperties(mem memory.Allocator) pqarrow.ArrowWriterProperties {
+	return pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem))
+}
+
+// writeParquet encodes rec as one Parquet file and returns its bytes and
+// its footer, read back from the bytes.
+func writeParquet(mem memory.Allocator, rec arrow.RecordBatch) ([]byte, *metadata.FileMetaData, error) {
+	var buf bytes.Buffer
+	props, err := writerProperties(mem, rec.Schema())
+	if err != nil {
+		return nil, nil, fmt.Errorf("datafile: parquet writer: %w", err)
+	}
+	w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, props, arrowWriterProperties(mem))
+	if err != nil {
+		return nil, nil, fmt.Errorf("datafile: parquet writer: %w", err)
+	}
+	if err := w.Write(rec); err != nil {
+		_ = w.Close()
+		return nil, nil, fmt.Errorf("datafile: write parquet: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return nil, nil, fmt.Errorf("datafile: close parquet: %w", err)
+	}
+	b := buf.Bytes()
+	r, err := file.NewParquetReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, nil, fmt.Errorf("datafile: read back parquet footer: %w", err)
+	}
+	meta := r.MetaData()
+	if err := r.Close(); err != nil {
+		return nil, nil, fmt.Errorf("datafile: read back parquet footer: %w", err)
+	}
+	return b, meta, nil
+}

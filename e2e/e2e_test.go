@@ -1,0 +1,261 @@
+// Package e2e runs Mink end to end: real PostgreSQL, an in-process Kafka
+// (kfake) over the wire, three nodes, and apache/iceberg-go reading the
+// tables through the REST catalog and the S3 API.
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/catalog/rest"
+	_ "github.com/apache/iceberg-go/io/gocloud/s3"
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minkhq/mink/devenv"
+	"github.com/minkhq/mink/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func startEnv(t *testing.T, nodes int) *devenv.Env {
+	t.Helper()
+	ctx := context.Background()
+	env, err := devenv.StartEnv(ctx, devenv.DevConfig{
+		Nodes: nodes, PostgresURL: pgtest.Schema(t), EphemeralPorts: true, LeaseTTL: 3 * time.Second,
+	})
+	require.NoError(t, err)
+	t.Cleanup(env.Stop)
+	return env
+}
+
+// waitCommitted waits until every partition of table has its committed
+// offset at the high watermark.
+func waitCommitted(t *testing.T, nodeURL, table string) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	var last string
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(nodeURL + "/admin/v1/tables/" + table + "/partitions")
+		if err == nil {
+			var body struct {
+				Partitions []struct {
+					CommittedOffset int64 `json:"committed_offset"`
+					IndexedOffset   int64 `json:"indexed_offset"`
+					HighWatermark   int64 `json:"high_watermark"`
+				} `json:"partitions"`
+			}
+			err = json.NewDecoder(resp.Body).Decode(&body)
+			resp.Body.Close()
+			done := err == nil && len(body.Partitions) > 0
+			for _, p := range body.Partitions {
+				done = done && p.CommittedOffset >= p.HighWatermark && p.HighWatermark > 0
+			}
+			last = fmt.Sprintf("%+v %v", body.Partitions, err)
+			if done {
+				return
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("table %s not committed up to the high watermark: %s", table, last)
+}
+
+// scanAll loads ns.name through the node's REST catalog with iceberg-go
+// and reads every row through the S3 API.
+func scanAll(t *testing.T, nodeURL, ns, name string) arrow.Table {
+	t.Helper()
+	ctx := context.Background()
+	cat, err := rest.NewCatalog(ctx, "mink", nodeURL)
+	require.NoError(t, err)
+	tbl, err := cat.LoadTable(ctx, table.Identifier{ns, name})
+	require.NoError(t, err)
+	at, err := tbl.Scan().ToArrowTable(ctx)
+	require.NoError(t, err)
+	t.Cleanup(at.Release)
+	return at
+}
+
+// column returns the chunks of a top-level column, or of a field of a
+// struct column when path has two elements.
+func column(t *testing.T, at arrow.Table, path ...string) []arrow.Array {
+	t.Helper()
+	idx := at.Schema().FieldIndices(path[0])
+	require.Len(t, idx, 1, "column %s", path[0])
+	var out []arrow.Array
+	for _, chunk := range at.Column(idx[0]).Data().Chunks() {
+		arr := chunk
+		for _, p := range path[1:] {
+			st := arr.(*array.Struct)
+			i, ok := st.DataType().(*arrow.StructType).FieldIdx(p)
+			require.True(t, ok, "field %s", p)
+			arr = st.Field(i)
+		}
+		out = append(out, arr)
+	}
+	return out
+}
+
+type pk struct {
+	partition int32
+	offset    int64
+}
+
+func TestEarthquakesThreeNodes(t *testing.T) {
+	path, ok := devenv.FindData(devenv.USGSFile)
+	if !ok {
+		t.Skip("shared data absent: ../shared/data/" + devenv.USGSFile)
+	}
+	events, err := devenv.LoadUSGS(path)
+	require.NoError(t, err)
+	require.Len(t, events, 1707)
+
+	env := startEnv(t, 3)
+	ctx := context.Background()
+	require.NoError(t, env.Kafka.CreateTopic("earthquakes", 3, nil))
+	require.NoError(t, devenv.CreateTable(ctx, env.Nodes[0].URL(), map[string]any{
+		"namespace": "demo", "name": "earthquakes", "topic": "earthquakes",
+		"value_format": "json", "key_format": "string", "schema": json.RawMessage(devenv.EarthquakesSchema),
+	}))
+	require.NoError(t, devenv.Produce(ctx, env.Brokers, "earthquakes", events))
+	waitCommitted(t, env.Nodes[0].URL(), "demo.earthquakes")
+
+	// Read through a different node than the one the table was created on.
+	at := scanAll(t, env.Nodes[2].URL(), "demo", "earthquakes")
+	require.EqualValues(t, len(events), at.NumRows())
+
+	byID := map[string]devenv.Event{}
+	for _, e := range events {
+		byID[e.ID] = e
+	}
+	parts, offsets := column(t, at, "_kafka", "partition"), column(t, at, "_kafka", "offset")
+	keys, ids := column(t, at, "_kafka", "key"), column(t, at, "id")
+	mags, places, times := column(t, at, "properties", "mag"), column(t, at, "properties", "place"), column(t, at, "properties", "time")
+	seen := map[pk]bool{}
+	seenIDs := map[string]bool{}
+	for c := range parts {
+		for i := 0; i < parts[c].Len(); i++ {
+			k := pk{parts[c].(*array.Int32).Value(i), offsets[c].(*array.Int64).Value(i)}
+			require.False(t, seen[k], "row %v appears twice", k)
+			seen[k] = true
+			id := ids[c].(*array.String).Value(i)
+			require.Equal(t, id, keys[c].(*array.String).Value(i), "key is the event id")
+			src, ok := byID[id]
+			require.True(t, ok, "unknown event %s", id)
+			seenIDs[id] = true
+			if src.Mag == nil {
+				require.True(t, mags[c].IsNull(i), "event %s mag", id)
+			} else {
+				require.Equal(t, *src.Mag, mags[c].(*array.Float64).Value(i), "event %s mag", id)
+			}
+			require.Equal(t, src.Place, places[c].(*array.String).Value(i), "event %s place", id)
+			ts := times[c].(*array.Timestamp).Value(i)
+			require.Equal(t, src.Time.UnixMicro(), int64(ts), "event %s time", id)
+		}
+	}
+	require.Len(t, seen, len(events))
+	require.Len(t, seenIDs, len(events))
+
+	// Every partition has offsets 0..n-1 with no gap.
+	perPartition := map[int32]int64{}
+	for k := range seen {
+		perPartition[k.partition]++
+	}
+	for k := range seen {
+		require.Less(t, k.offset, perPartition[k.partition], "offset %d of partition %d past the count", k.offset, k.partition)
+	}
+}
+
+func TestRawValuesAndDeadLetters(t *testing.T) {
+	env := startEnv(t, 1)
+	ctx := context.Background()
+	url := env.Nodes[0].URL()
+
+	// raw: value bytes come back exactly, whatever they are.
+	require.NoError(t, env.Kafka.CreateTopic("blobs", 2, nil))
+	require.NoError(t, devenv.CreateTable(ctx, url, map[string]any{
+		"namespace": "test", "name": "blobs", "topic": "blobs", "value_format": "raw",
+	}))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...))
+	require.NoError(t, err)
+	defer cl.Close()
+	rng := rand.New(rand.NewPCG(1, 2))
+	var recs []*kgo.Record
+	for i := 0; i < 300; i++ {
+		v := make([]byte, rng.IntN(200))
+		for j := range v {
+			v[j] = byte(rng.UintN(256))
+		}
+		recs = append(recs, &kgo.Record{Topic: "blobs", Partition: int32(i % 2), Value: v,
+			Headers: []kgo.RecordHeader{{Key: "n", Value: []byte(fmt.Sprint(i))}, {Key: "n", Value: []byte("dup")}}})
+	}
+	produced := map[pk][]byte{}
+	cl2, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	require.NoError(t, err)
+	defer cl2.Close()
+	res := cl2.ProduceSync(ctx, recs...)
+	require.NoError(t, res.FirstErr())
+	for _, r := range res {
+		produced[pk{r.Record.Partition, r.Record.Offset}] = r.Record.Value
+	}
+	waitCommitted(t, url, "test.blobs")
+	at := scanAll(t, url, "test", "blobs")
+	require.EqualValues(t, len(produced), at.NumRows())
+	parts, offsets, values := column(t, at, "_kafka", "partition"), column(t, at, "_kafka", "offset"), column(t, at, "value")
+	headers := column(t, at, "_kafka", "headers")
+	for c := range parts {
+		for i := 0; i < parts[c].Len(); i++ {
+			k := pk{parts[c].(*array.Int32).Value(i), offsets[c].(*array.Int64).Value(i)}
+			want, ok := produced[k]
+			require.True(t, ok, "row %v was not produced", k)
+			require.Equal(t, want, values[c].(*array.Binary).Value(i), "value of %v", k)
+			delete(produced, k)
+			hl := headers[c].(*array.List)
+			start, end := hl.ValueOffsets(i)
+			require.EqualValues(t, 2, end-start, "headers of %v kept, duplicates too", k)
+		}
+	}
+	require.Empty(t, produced, "records missing from the table")
+
+	// json: a malformed record goes to ~dlq with its bytes; good ones stay.
+	require.NoError(t, env.Kafka.CreateTopic("quakes", 1, nil))
+	require.NoError(t, devenv.CreateTable(ctx, url, map[string]any{
+		"namespace": "test", "name": "quakes", "topic": "quakes", "value_format": "json",
+		"schema": json.RawMessage(devenv.EarthquakesSchema),
+	}))
+	good := `{"id":"a1","properties":{"mag":3,"place":"here","time":1700000000000},"geometry":{"type":"Point","coordinates":[1,2,3]}}`
+	bad := []string{`{"id":"b1","properties":{"mag":`, `{"id":"b2","properties":{"mag":"strong","time":1700000000000}}`, `[1,2,3]`}
+	vals := []string{good, bad[0], good, bad[1], bad[2]}
+	var qrecs []*kgo.Record
+	for _, v := range vals {
+		qrecs = append(qrecs, &kgo.Record{Topic: "quakes", Value: []byte(v)})
+	}
+	require.NoError(t, cl.ProduceSync(ctx, qrecs...).FirstErr())
+	waitCommitted(t, url, "test.quakes")
+
+	qt := scanAll(t, url, "test", "quakes")
+	require.EqualValues(t, 2, qt.NumRows())
+	mags := column(t, qt, "properties", "mag")
+	require.Equal(t, 3.0, mags[0].(*array.Float64).Value(0))
+
+	dt := scanAll(t, url, "test", "quakes~dlq")
+	require.EqualValues(t, 3, dt.NumRows())
+	dOffsets, dValues, dErrors := column(t, dt, "_kafka", "offset"), column(t, dt, "value"), column(t, dt, "error")
+	got := map[int64]string{}
+	for c := range dOffsets {
+		for i := 0; i < dOffsets[c].Len(); i++ {
+			o := dOffsets[c].(*array.Int64).Value(i)
+			got[o] = string(dValues[c].(*array.Binary).Value(i))
+			require.NotEmpty(t, dErrors[c].(*array.String).Value(i), "dead letter %d has a reason", o)
+		}
+	}
+	require.Equal(t, map[int64]string{1: bad[0], 3: bad[1], 4: bad[2]}, got)
+}

@@ -1,0 +1,264 @@
+package icebergmeta
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+)
+
+// Snapshot summary keys (Iceberg spec, "Optional Snapshot Summary Fields";
+// the names Java's SnapshotSummary and iceberg-go write). iceberg-go keeps
+// its summary collector private, so Append computes them here.
+const (
+	summaryAddedDataFiles        = "added-data-files"
+	summaryAddedRecords          = "added-records"
+	summaryAddedFilesSize        = "added-files-size"
+	summaryChangedPartitionCount = "changed-partition-count"
+	summaryTotalDataFiles        = "total-data-files"
+	summaryTotalDeleteFiles      = "total-delete-files"
+	summaryTotalRecords          = "total-records"
+	summaryTotalFilesSize        = "total-files-size"
+	summaryTotalPositionDeletes  = "total-position-deletes"
+	summaryTotalEqualityDeletes  = "total-equality-deletes"
+)
+
+// Append makes a new snapshot (operation append) whose manifest list holds
+// one new manifest with the added files followed by the parent's manifests,
+// and the metadata JSON that makes it the current snapshot of branch main.
+//
+// The new snapshot's parent is the current snapshot (none for the first
+// append); its sequence number is last-sequence-number + 1, inherited by the
+// new manifest and its entries (status ADDED). The previous metadata file is
+// added to the metadata-log (trimmed to write.metadata.previous-versions-max,
+// default 100). The summary carries added-data-files, added-records,
+// added-files-size, changed-partition-count and the totals (total-data-files,
+// total-records, total-files-size, total-delete-files,
+// total-position-deletes, total-equality-deletes) from the parent's.
+//
+// Errors: ErrNoFiles when in.Added is empty; otherwise a wrapped error for
+// metadata that does not parse or is not format version 2, a metadata
+// location without a version number, a SnapshotID that is not positive or
+// already in the table, a file added twice, or a Read failure.
+func Append(ctx context.Context, in AppendInput) (*CommitResult, error) {
+	if len(in.Added) == 0 {
+		return nil, ErrNoFiles
+	}
+	if in.SnapshotID <= 0 {
+		return nil, fmt.Errorf("icebergmeta: append: snapshot id %d is not positive", in.SnapshotID)
+	}
+	if in.Now.IsZero() {
+		return nil, fmt.Errorf("icebergmeta: append: zero Now")
+	}
+	version, err := metadataVersion(in.MetadataLocation)
+	if err != nil {
+		return nil, err
+	}
+	base, err := table.ParseMetadataBytes(in.Metadata)
+	if err != nil {
+		return nil, fmt.Errorf("icebergmeta: append: parse metadata %s: %w", in.MetadataLocation, err)
+	}
+	if base.Version() != FormatVersion {
+		return nil, fmt.Errorf("icebergmeta: append: %s has format version %d, want %d",
+			in.MetadataLocation, base.Version(), FormatVersion)
+	}
+	if base.SnapshotByID(in.SnapshotID) != nil {
+		return nil, fmt.Errorf("icebergmeta: append: snapshot id %d already in the table", in.SnapshotID)
+	}
+	schema := base.CurrentSchema()
+	spec := base.PartitionSpec()
+	commitUUID := in.CommitUUID
+	if commitUUID == uuid.Nil {
+		commitUUID = uuid.New()
+	}
+	location := strings.TrimRight(base.Location(), "/")
+	seq := base.LastSequenceNumber() + 1
+	// Timestamps must not go back (iceberg-go rejects more than a minute
+	// back); a writer on a node with a slow clock keeps the last one.
+	timestampMs := max(in.Now.UnixMilli(), base.LastUpdatedMillis())
+
+	// The manifest of the added files. Entries leave their sequence numbers
+	// unset: readers inherit the manifest's, which the manifest list writer
+	// sets to seq (spec: "Sequence Number Inheritance").
+	manifestLocation := fmt.Sprintf("%s/metadata/%s-m0.avro", location, commitUUID)
+	entries := make([]iceberg.ManifestEntry, 0, len(in.Added))
+	paths := make(map[string]struct{}, len(in.Added))
+	partitions := make(map[int32]struct{})
+	var addedRecords, addedSize int64
+	snapshotID := in.SnapshotID
+	for _, f := range in.Added {
+		if _, dup := paths[f.Path]; dup {
+			return nil, fmt.Errorf("icebergmeta: append: data file %s added twice", f.Path)
+		}
+		paths[f.Path] = struct{}{}
+		df, err := dataFile(spec, f)
+		if err != nil {
+			return nil, fmt.Errorf("icebergmeta: append: data file %s: %w", f.Path, err)
+		}
+		entries = append(entries, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &snapshotID, nil, nil, df))
+		partitions[f.Partition] = struct{}{}
+		addedRecords += f.Stats.RecordCount
+		addedSize += f.FileSize
+	}
+	var manifestBuf bytes.Buffer
+	manifest, err := iceberg.WriteManifest(manifestLocation, &manifestBuf, FormatVersion, spec, schema, snapshotID, entries)
+	if err != nil {
+		return nil, fmt.Errorf("icebergmeta: append: write manifest: %w", err)
+	}
+
+	// The manifest list: the new manifest first (as Java's fast append
+	// does), then every manifest of the parent snapshot as it was listed.
+	manifests := []iceberg.ManifestFile{manifest}
+	parent := base.CurrentSnapshot()
+	var parentID *int64
+	var previousSummary iceberg.Properties
+	if parent != nil {
+		id := parent.SnapshotID
+		parentID = &id
+		if parent.Summary != nil {
+			previousSummary = parent.Summary.Properties
+		}
+		if parent.ManifestList == "" {
+			return nil, fmt.Errorf("icebergmeta: append: parent snapshot %d has no manifest list", parent.SnapshotID)
+		}
+		if in.Read == nil {
+			return nil, fmt.Errorf("icebergmeta: append: nil Read with a parent snapshot")
+		}
+		content, err := in.Read(ctx, parent.ManifestList)
+		if err != nil {
+			return nil, fmt.Errorf("icebergmeta: append: read manifest list %s: %w", parent.ManifestList, err)
+		}
+		parentManifests, err := iceberg.ReadManifestList(bytes.NewReader(content))
+		if err != nil {
+			return nil, fmt.Errorf("icebergmeta: append: parse manifest list %s: %w", parent.ManifestList, err)
+		}
+		manifests = append(manifests, parentManifests...)
+	}
+	manifestListLocation := fmt.Sprintf("%s/metadata/snap-%d-1-%s.avro", location, snapshotID, commitUUID)
+	var listBuf bytes.Buffer
+	if err := iceberg.WriteManifestList(FormatVersion, &listBuf, snapshotID, parentID, &seq, 0, manifests); err != nil {
+		return nil, fmt.Errorf("icebergmeta: append: write manifest list: %w", err)
+	}
+
+	summary := appendSummary(len(in.Added), addedRecords, addedSize, len(partitions), previousSummary)
+	schemaID := schema.ID
+	snap := table.Snapshot{
+		SnapshotID:       snapshotID,
+		ParentSnapshotID: parentID,
+		SequenceNumber:   seq,
+		TimestampMs:      timestampMs,
+		ManifestList:     manifestListLocation,
+		Summary:          &summary,
+		SchemaID:         &schemaID,
+	}
+	b, err := table.MetadataBuilderFromBase(base, in.MetadataLocation)
+	if err != nil {
+		return nil, fmt.Errorf("icebergmeta: append: %w", err)
+	}
+	if err := b.AddSnapshot(&snap); err != nil {
+		return nil, fmt.Errorf("icebergmeta: append: add snapshot: %w", err)
+	}
+	if err := b.SetSnapshotRef(table.MainBranch, snapshotID, table.BranchRef); err != nil {
+		return nil, fmt.Errorf("icebergmeta: append: set branch main: %w", err)
+	}
+	md, err := b.Build()
+	if err != nil {
+		return nil, fmt.Errorf("icebergmeta: append: build metadata: %w", err)
+	}
+	metadataJSON, err := json.Marshal(md)
+	if err != nil {
+		return nil, fmt.Errorf("icebergmeta: append: encode metadata: %w", err)
+	}
+
+	return &CommitResult{
+		MetadataLocation: metadataFileLocation(location, version+1, commitUUID),
+		Metadata:         metadataJSON,
+		SnapshotID:       snapshotID,
+		SequenceNumber:   seq,
+		ManifestList:     manifestListLocation,
+		Files: []OutputFile{
+			{Location: manifestLocation, Content: manifestBuf.Bytes()},
+			{Location: manifestListLocation, Content: listBuf.Bytes()},
+		},
+	}, nil
+}
+
+// dataFile is the manifest's data_file struct for f: Parquet, partition
+// {PartitionFieldID: f.Partition}, and every statistic of f.Stats.
+func dataFile(spec iceberg.PartitionSpec, f AddedFile) (iceberg.DataFile, error) {
+	if f.Partition < 0 {
+		return nil, fmt.Errorf("negative partition %d", f.Partition)
+	}
+	b, err := iceberg.NewDataFileBuilder(spec, iceberg.EntryContentData, f.Path, iceberg.ParquetFile,
+		map[int]any{PartitionFieldID: f.Partition}, nil, nil, f.Stats.RecordCount, f.FileSize)
+	if err != nil {
+		return nil, err
+	}
+	s := f.Stats
+	if s.ColumnSizes != nil {
+		b.ColumnSizes(s.ColumnSizes)
+	}
+	if s.ValueCounts != nil {
+		b.ValueCounts(s.ValueCounts)
+	}
+	if s.NullValueCounts != nil {
+		b.NullValueCounts(s.NullValueCounts)
+	}
+	if s.NaNValueCounts != nil {
+		b.NaNValueCounts(s.NaNValueCounts)
+	}
+	if s.LowerBounds != nil {
+		b.LowerBoundValues(s.LowerBounds)
+	}
+	if s.UpperBounds != nil {
+		b.UpperBoundValues(s.UpperBounds)
+	}
+	if s.SplitOffsets != nil {
+		b.SplitOffsets(s.SplitOffsets)
+	}
+
+	return b.Build(), nil
+}
+
+// appendSummary is the summary of an append (no file removed): what it adds,
+// and the totals, which are the parent's plus the added (all zero for the
+// first snapshot; a total the parent lacks counts from zero, as in
+// iceberg-go).
+func appendSummary(files int, records, size int64, changedPartitions int, previous iceberg.Properties) table.Summary {
+	props := iceberg.Properties{
+		summaryAddedDataFiles:        strconv.Itoa(files),
+		summaryAddedRecords:          strconv.FormatInt(records, 10),
+		summaryAddedFilesSize:        strconv.FormatInt(size, 10),
+		summaryChangedPartitionCount: strconv.Itoa(changedPartitions),
+	}
+	total := func(key string, added int64) {
+		props[key] = strconv.FormatInt(previous.GetInt64(key, 0)+added, 10)
+	}
+	total(summaryTotalDataFiles, int64(files))
+	total(summaryTotalRecords, records)
+	total(summaryTotalFilesSize, size)
+	total(summaryTotalDeleteFiles, 0)
+	total(summaryTotalPositionDeletes, 0)
+	total(summaryTotalEqualityDeletes, 0)
+
+	return table.Summary{Operation: table.OpAppend, Properties: props}
+}
+
+// metadataVersion is NNNNN of ".../metadata/<NNNNN>-<…>.metadata.json".
+func metadataVersion(location string) (int, error) {
+	name := path.Base(location)
+	digits, _, ok := strings.Cut(name, "-")
+	v, err := strconv.Atoi(digits)
+	if !ok || err != nil || v < 0 || !strings.HasSuffix(name, ".metadata.json") {
+		return 0, fmt.Errorf("icebergmeta: metadata location %q is not <NNNNN>-<uuid>.metadata.json", location)
+	}
+
+	return v, nil
+}

@@ -1,0 +1,94 @@
+package indexer
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/minkhq/mink/datafile"
+	"github.com/minkhq/mink/kafka"
+	"github.com/minkhq/mink/objects"
+	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/tables"
+)
+
+// Builder rebuilds data files from Kafka on a cache miss (design §4.5): it
+// looks the file up, reads its range, encodes it, and checks the bytes
+// against the recorded size and SHA-256. It implements objects.Builder.
+type Builder struct {
+	pool  *pgxpool.Pool
+	kafka *kafka.Client
+}
+
+// NewBuilder returns a Builder.
+func NewBuilder(pool *pgxpool.Pool, kc *kafka.Client) *Builder {
+	return &Builder{pool: pool, kafka: kc}
+}
+
+// Build returns the bytes of the data file at key. Errors wrap
+// objects.ErrNotFound (no such file), objects.ErrChecksumMismatch (the
+// rebuild differs; never served) or objects.ErrUnavailable (Postgres or
+// Kafka unreachable).
+func (b *Builder) Build(ctx context.Context, key string) ([]byte, error) {
+	ref, ok := tables.ParseDataFileKey(key)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s is not a data file key", objects.ErrNotFound, key)
+	}
+	if ref.Version != datafile.EncoderVersion {
+		return nil, fmt.Errorf("%w: %s: encoder version %d is not %d", objects.ErrNotFound, key, ref.Version, datafile.EncoderVersion)
+	}
+	var tableID int64
+	var size int64
+	var sum []byte
+	err := b.pool.QueryRow(ctx, `SELECT table_id, file_size, sha256 FROM data_files WHERE path = $1`, key).Scan(&tableID, &size, &sum)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("%w: %s", objects.ErrNotFound, key)
+	}
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	t, err := tables.Get(ctx, b.pool, tableID)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	isDLQ := t.DLQOf != nil
+	src := t
+	if isDLQ {
+		if src, err = tables.Get(ctx, b.pool, *t.DLQOf); err != nil {
+			return nil, unavailable(err)
+		}
+	}
+	recs, err := b.kafka.ReadRange(ctx, src.Topic, ref.Partition, ref.Start, ref.End)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	res, err := datafile.Build(&datafile.Spec{Schema: src.Schema, KeyFormat: src.KeyFormat, ValueFormat: src.ValueFormat}, recs)
+	if err != nil {
+		return nil, err
+	}
+	f := res.Data
+	if isDLQ {
+		f = res.DLQ
+	}
+	if f == nil {
+		return nil, fmt.Errorf("%w: %s: the rebuild holds no rows", objects.ErrChecksumMismatch, key)
+	}
+	got := sha256.Sum256(f.Bytes)
+	if int64(len(f.Bytes)) != size || !bytes.Equal(got[:], sum) {
+		return nil, fmt.Errorf("%w: %s: rebuilt %d bytes sha256 %x, recorded %d bytes sha256 %x",
+			objects.ErrChecksumMismatch, key, len(f.Bytes), got, size, sum)
+	}
+	return f.Bytes, nil
+}
+
+func unavailable(err error) error {
+	if pgstore.IsUnavailable(err) || errors.Is(err, kafka.ErrUnavailable) {
+		return fmt.Errorf("%w: %w", objects.ErrUnavailable, err)
+	}
+	return err
+}

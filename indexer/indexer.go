@@ -1,0 +1,289 @@
+// Package indexer runs one goroutine per held partition lease (design
+// §4.3): it reads the partition with read_committed from the end of its last
+// indexed range, cuts a range at the target size or the flush interval,
+// builds the range's data file once to learn its size, SHA-256 and column
+// statistics, and inserts the range under the lease epoch. The file itself
+// is not kept (unless this node owns it and warms its cache): the owner
+// rebuilds it on demand, byte for byte.
+package indexer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minkhq/mink/cluster"
+	"github.com/minkhq/mink/datafile"
+	"github.com/minkhq/mink/kafka"
+	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/tables"
+)
+
+// Config tunes indexing.
+type Config struct {
+	// FlushInterval cuts a range this long after its first record even if it
+	// is small (design §4.3). Default 2s.
+	FlushInterval time.Duration
+	// RangeSize cuts a range once its records' keys and values reach this
+	// many bytes. Default 16 MiB.
+	RangeSize int64
+	// OnBuilt, when set, receives each data file the indexer built, by key,
+	// so that a node that owns the file can keep it in its cache.
+	OnBuilt func(key string, content []byte)
+	// Registerer receives the indexer's metrics; nil registers nothing.
+	Registerer prometheus.Registerer
+	Logger     *slog.Logger
+}
+
+// Indexer indexes partitions of held leases.
+type Indexer struct {
+	pool  *pgxpool.Pool
+	kafka *kafka.Client
+	cfg   Config
+	m     metrics
+}
+
+type metrics struct {
+	records, bytes, ranges, deadLetters *prometheus.CounterVec
+	indexedOffset                       *prometheus.GaugeVec
+}
+
+// New returns an indexer.
+func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Indexer {
+	if cfg.FlushInterval <= 0 {
+		cfg.FlushInterval = 2 * time.Second
+	}
+	if cfg.RangeSize <= 0 {
+		cfg.RangeSize = 16 << 20
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	labels := []string{"table", "partition"}
+	m := metrics{
+		records:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_indexed_records_total", Help: "Kafka records indexed (rows and dead letters)."}, labels),
+		bytes:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_indexed_bytes_total", Help: "Key and value bytes of indexed records."}, labels),
+		ranges:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_indexed_ranges_total", Help: "Indexed ranges inserted."}, labels),
+		deadLetters:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_dead_letters_total", Help: "Records sent to the dead-letter table."}, labels),
+		indexedOffset: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mink_indexed_offset", Help: "End offset of the last indexed range."}, labels),
+	}
+	if cfg.Registerer != nil {
+		for _, c := range []prometheus.Collector{m.records, m.bytes, m.ranges, m.deadLetters, m.indexedOffset} {
+			if err := cfg.Registerer.Register(c); err != nil {
+				var are prometheus.AlreadyRegisteredError
+				if !errors.As(err, &are) {
+					cfg.Logger.Warn("indexer metrics", "err", err)
+				}
+			}
+		}
+	}
+	return &Indexer{pool: pool, kafka: kc, cfg: cfg, m: m}
+}
+
+// Run indexes the lease's partition until ctx is done. It returns
+// pgstore.ErrFenced (wrapped) when Postgres rejects a write for a stale
+// epoch; other errors are retried with backoff.
+func (ix *Indexer) Run(ctx context.Context, l cluster.Lease) error {
+	log := ix.cfg.Logger.With("scope", l.Scope, "epoch", l.Epoch, "partition", l.Partition)
+	var p *partition
+	for {
+		var err error
+		p, err = ix.open(ctx, l)
+		if err == nil {
+			break
+		}
+		if errors.Is(err, tables.ErrNotFound) {
+			return err
+		}
+		log.Warn("indexer: cannot start, retrying", "err", err)
+		if !sleep(ctx, time.Second) {
+			return nil
+		}
+	}
+	defer p.reader.Close()
+	log = log.With("table", p.table.FullName())
+	log.Info("indexer: started", "offset", p.next)
+	labels := prometheus.Labels{"table": p.table.FullName(), "partition": fmt.Sprint(l.Partition)}
+
+	var buf []*kgo.Record
+	var bufBytes int64
+	var firstAt time.Time
+	for {
+		wait := time.Second
+		if len(buf) > 0 {
+			wait = time.Until(firstAt.Add(ix.cfg.FlushInterval))
+		}
+		if wait > 0 {
+			pctx, cancel := context.WithTimeout(ctx, wait)
+			recs, err := p.reader.Poll(pctx)
+			cancel()
+			if ctx.Err() != nil {
+				return nil
+			}
+			if err != nil {
+				log.Warn("indexer: fetch failed", "err", err)
+				if !sleep(ctx, 500*time.Millisecond) {
+					return nil
+				}
+			}
+			for _, r := range recs {
+				if r.Offset < p.next {
+					continue
+				}
+				if len(buf) == 0 {
+					firstAt = time.Now()
+				}
+				buf = append(buf, r)
+				bufBytes += int64(len(r.Key) + len(r.Value))
+			}
+		}
+		if len(buf) == 0 || (bufBytes < ix.cfg.RangeSize && time.Since(firstAt) < ix.cfg.FlushInterval) {
+			continue
+		}
+		rg, err := p.cut(buf)
+		if err != nil {
+			return fmt.Errorf("indexer: build range: %w", err)
+		}
+		for {
+			err = ix.insert(ctx, l, p, rg)
+			if err == nil || ctx.Err() != nil {
+				break
+			}
+			if errors.Is(err, pgstore.ErrFenced) {
+				log.Warn("indexer: fenced, stopping", "err", err)
+				return err
+			}
+			log.Warn("indexer: cannot record range, retrying", "start", rg.start, "end", rg.end, "err", err)
+			if !sleep(ctx, time.Second) {
+				return nil
+			}
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		ix.m.records.With(labels).Add(float64(rg.records))
+		ix.m.bytes.With(labels).Add(float64(bufBytes))
+		ix.m.ranges.With(labels).Inc()
+		ix.m.indexedOffset.With(labels).Set(float64(rg.end))
+		if rg.res.DLQ != nil {
+			ix.m.deadLetters.With(labels).Add(float64(rg.res.DLQ.Stats.RecordCount))
+		}
+		if ix.cfg.OnBuilt != nil {
+			if f := rg.res.Data; f != nil {
+				ix.cfg.OnBuilt(p.table.DataFileKey(l.Partition, rg.start, rg.end, datafile.EncoderVersion), f.Bytes)
+			}
+			if f := rg.res.DLQ; f != nil {
+				ix.cfg.OnBuilt(p.dlq.DataFileKey(l.Partition, rg.start, rg.end, datafile.EncoderVersion), f.Bytes)
+			}
+		}
+		p.next = rg.end
+		buf, bufBytes = nil, 0
+	}
+}
+
+type partition struct {
+	table, dlq *tables.Table
+	spec       *datafile.Spec
+	next       int64
+	reader     *kafka.Reader
+}
+
+type indexedRange struct {
+	start, end int64
+	records    int64
+	res        *datafile.Result
+}
+
+func (ix *Indexer) open(ctx context.Context, l cluster.Lease) (*partition, error) {
+	t, err := tables.Get(ctx, ix.pool, l.TableID)
+	if err != nil {
+		return nil, err
+	}
+	dlq, err := tables.DLQ(ctx, ix.pool, l.TableID)
+	if err != nil {
+		return nil, err
+	}
+	var next int64
+	err = ix.pool.QueryRow(ctx, `
+		SELECT coalesce((SELECT max(end_offset) FROM ranges WHERE table_id = $1 AND partition = $2),
+		                (SELECT start_offset FROM partitions WHERE table_id = $1 AND partition = $2))`,
+		l.TableID, l.Partition).Scan(&next)
+	if err != nil {
+		return nil, fmt.Errorf("indexer: next offset: %w", err)
+	}
+	r, err := ix.kafka.NewReader(t.Topic, l.Partition, next)
+	if err != nil {
+		return nil, err
+	}
+	return &partition{table: t, dlq: dlq, next: next, reader: r,
+		spec: &datafile.Spec{Schema: t.Schema, KeyFormat: t.KeyFormat, ValueFormat: t.ValueFormat}}, nil
+}
+
+// cut turns the buffered records (data and control) into a range that
+// starts where the previous one ended and ends after the last record.
+func (p *partition) cut(buf []*kgo.Record) (*indexedRange, error) {
+	data := make([]*kgo.Record, 0, len(buf))
+	for _, r := range buf {
+		if !r.Attrs.IsControl() {
+			data = append(data, r)
+		}
+	}
+	res, err := datafile.Build(p.spec, data)
+	if err != nil {
+		return nil, err
+	}
+	return &indexedRange{start: p.next, end: buf[len(buf)-1].Offset + 1, records: int64(len(data)), res: res}, nil
+}
+
+func (ix *Indexer) insert(ctx context.Context, l cluster.Lease, p *partition, rg *indexedRange) error {
+	tx, err := ix.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	_, err = tx.Exec(ctx, `
+		INSERT INTO ranges (table_id, partition, start_offset, end_offset, record_count, lease_scope, lease_holder, lease_epoch)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		l.TableID, l.Partition, rg.start, rg.end, rg.records, l.Scope, l.Holder, l.Epoch)
+	if err != nil {
+		return pgstore.Fenced(err)
+	}
+	if err := insertFile(ctx, tx, p.table, l.Partition, rg, rg.res.Data); err != nil {
+		return err
+	}
+	if err := insertFile(ctx, tx, p.dlq, l.Partition, rg, rg.res.DLQ); err != nil {
+		return err
+	}
+	return pgstore.Fenced(tx.Commit(ctx))
+}
+
+func insertFile(ctx context.Context, tx pgx.Tx, t *tables.Table, partition int32, rg *indexedRange, f *datafile.File) error {
+	if f == nil {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `
+		INSERT INTO data_files (table_id, partition, start_offset, end_offset, encoder_version, schema_id, path,
+		                        file_size, sha256, record_count, stats, min_timestamp, max_timestamp)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+		t.ID, partition, rg.start, rg.end, datafile.EncoderVersion, t.Schema.ID,
+		t.DataFileKey(partition, rg.start, rg.end, datafile.EncoderVersion),
+		len(f.Bytes), f.SHA256[:], f.Stats.RecordCount, f.Stats,
+		time.UnixMicro(f.Stats.MinTimestamp), time.UnixMicro(f.Stats.MaxTimestamp))
+	return err
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
+}

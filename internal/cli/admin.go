@@ -1,0 +1,400 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go/catalog/rest"
+	_ "github.com/apache/iceberg-go/io/gocloud/s3" // s3:// file IO for scans
+	"github.com/apache/iceberg-go/table"
+)
+
+func adminFlag(fs *flag.FlagSet) *string {
+	return fs.String("admin", "http://127.0.0.1:8181", "admin URL of any Mink node")
+}
+
+// call sends a request to the admin API and decodes a JSON answer into out.
+func call(ctx context.Context, method, url string, body any, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("cannot reach the admin API (is a node running? --admin): %w", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 {
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(b, &e) == nil && e.Error != "" {
+			return fmt.Errorf("%s: %s", resp.Status, e.Error)
+		}
+		return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(b)))
+	}
+	if out != nil && len(b) > 0 {
+		return json.Unmarshal(b, out)
+	}
+	return nil
+}
+
+func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("usage: mink table create|list|get|delete …")
+	}
+	sub, args := args[0], args[1:]
+	fs := flag.NewFlagSet("table "+sub, flag.ContinueOnError)
+	admin := adminFlag(fs)
+	switch sub {
+	case "create":
+		topic := fs.String("topic", "", "Kafka topic (required)")
+		vf := fs.String("value-format", "", "raw, string or json (required)")
+		kf := fs.String("key-format", "raw", "raw or string")
+		schema := fs.String("schema", "", "Iceberg schema JSON file (required for json)")
+		start := fs.String("start", "earliest", "earliest or latest")
+		var props listFlag
+		fs.Var(&props, "property", "table property k=v[,k=v…]")
+		name, rest := splitName(args)
+		if err := parse(fs, rest); err != nil {
+			return err
+		}
+		if name == "" {
+			return errors.New("usage: mink table create NS.NAME --topic T --value-format F")
+		}
+		ns, tname, ok := strings.Cut(name, ".")
+		if i := strings.LastIndexByte(name, '.'); i > 0 {
+			ns, tname, ok = name[:i], name[i+1:], true
+		}
+		if !ok {
+			return fmt.Errorf("table name %q must be NS.NAME", name)
+		}
+		def := map[string]any{"namespace": ns, "name": tname, "topic": *topic, "value_format": *vf,
+			"key_format": *kf, "start": *start}
+		if *schema != "" {
+			b, err := os.ReadFile(*schema)
+			if err != nil {
+				return err
+			}
+			def["schema"] = json.RawMessage(b)
+		}
+		if len(props) > 0 {
+			p := map[string]string{}
+			for _, kv := range props {
+				k, v, _ := strings.Cut(kv, "=")
+				p[k] = v
+			}
+			def["properties"] = p
+		}
+		var t map[string]any
+		if err := call(ctx, http.MethodPost, *admin+"/admin/v1/tables", def, &t); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "created %s.%s on topic %s (dead letters: %s.%s~dlq)\n", ns, tname, *topic, ns, tname)
+		return nil
+	case "list":
+		if err := parse(fs, args); err != nil {
+			return err
+		}
+		var out struct {
+			Tables []struct {
+				Namespace, Name, Topic string
+				ValueFormat            string `json:"value_format"`
+				CurrentSnapshotID      *int64 `json:"current_snapshot_id"`
+			} `json:"tables"`
+		}
+		if err := call(ctx, http.MethodGet, *admin+"/admin/v1/tables", nil, &out); err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "TABLE\tTOPIC\tFORMAT\tSNAPSHOT")
+		for _, t := range out.Tables {
+			snap := "-"
+			if t.CurrentSnapshotID != nil {
+				snap = fmt.Sprint(*t.CurrentSnapshotID)
+			}
+			fmt.Fprintf(tw, "%s.%s\t%s\t%s\t%s\n", t.Namespace, t.Name, t.Topic, t.ValueFormat, snap)
+		}
+		return tw.Flush()
+	case "get", "delete":
+		name, rest := splitName(args)
+		if err := parse(fs, rest); err != nil {
+			return err
+		}
+		if name == "" {
+			return fmt.Errorf("usage: mink table %s NS.NAME", sub)
+		}
+		if sub == "delete" {
+			if err := call(ctx, http.MethodDelete, *admin+"/admin/v1/tables/"+name, nil, nil); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "deleted %s (the topic is untouched)\n", name)
+			return nil
+		}
+		var t json.RawMessage
+		if err := call(ctx, http.MethodGet, *admin+"/admin/v1/tables/"+name, nil, &t); err != nil {
+			return err
+		}
+		_, err := stdout.Write(append(t, '\n'))
+		return err
+	}
+	return fmt.Errorf("unknown table command %q", sub)
+}
+
+// splitName takes a leading positional NS.NAME argument off args.
+func splitName(args []string) (string, []string) {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		return args[0], args[1:]
+	}
+	return "", args
+}
+
+func status(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	admin := adminFlag(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	var nodes struct {
+		Nodes []struct {
+			ID        string    `json:"id"`
+			Address   string    `json:"address"`
+			Roles     []string  `json:"roles"`
+			ExpiresAt time.Time `json:"expires_at"`
+			Leases    []string  `json:"leases"`
+		} `json:"nodes"`
+	}
+	if err := call(ctx, http.MethodGet, *admin+"/admin/v1/nodes", nil, &nodes); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tADDRESS\tROLES\tLEASES")
+	for _, n := range nodes.Nodes {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", n.ID, n.Address, strings.Join(n.Roles, ","), len(n.Leases))
+	}
+	tw.Flush()
+	var leases struct {
+		Leases []struct {
+			Scope, Table, Kind string
+			Partition          *int32
+			Holder             *string
+			Epoch              int64
+		} `json:"leases"`
+	}
+	if err := call(ctx, http.MethodGet, *admin+"/admin/v1/leases", nil, &leases); err != nil {
+		return err
+	}
+	var tablesOut struct {
+		Tables []struct {
+			Namespace, Name string
+			DLQOf           *int64 `json:"dlq_of"`
+		} `json:"tables"`
+	}
+	if err := call(ctx, http.MethodGet, *admin+"/admin/v1/tables", nil, &tablesOut); err != nil {
+		return err
+	}
+	for _, t := range tablesOut.Tables {
+		if t.DLQOf != nil {
+			continue
+		}
+		name := t.Namespace + "." + t.Name
+		var parts struct {
+			Partitions []struct {
+				Partition       int32   `json:"partition"`
+				IndexedOffset   int64   `json:"indexed_offset"`
+				CommittedOffset int64   `json:"committed_offset"`
+				HighWatermark   int64   `json:"high_watermark"`
+				Lag             int64   `json:"lag"`
+				Holder          *string `json:"holder"`
+				Epoch           int64   `json:"epoch"`
+			} `json:"partitions"`
+			KafkaError string `json:"kafka_error"`
+		}
+		if err := call(ctx, http.MethodGet, *admin+"/admin/v1/tables/"+name+"/partitions", nil, &parts); err != nil {
+			return err
+		}
+		writer := "-"
+		for _, l := range leases.Leases {
+			if l.Table == name && l.Kind == "writer" && l.Holder != nil {
+				writer = fmt.Sprintf("%s (epoch %d)", *l.Holder, l.Epoch)
+			}
+		}
+		fmt.Fprintf(stdout, "\n%s  writer: %s\n", name, writer)
+		if parts.KafkaError != "" {
+			fmt.Fprintf(stdout, "  kafka unreachable: %s\n", parts.KafkaError)
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  PARTITION\tHOLDER\tEPOCH\tINDEXED\tCOMMITTED\tHIGH WATERMARK\tLAG")
+		for _, p := range parts.Partitions {
+			holder := "-"
+			if p.Holder != nil {
+				holder = *p.Holder
+			}
+			fmt.Fprintf(tw, "  %d\t%s\t%d\t%d\t%d\t%d\t%d\n", p.Partition, holder, p.Epoch, p.IndexedOffset, p.CommittedOffset, p.HighWatermark, p.Lag)
+		}
+		tw.Flush()
+	}
+	return nil
+}
+
+func scan(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("scan", flag.ContinueOnError)
+	admin := adminFlag(fs)
+	limit := fs.Int64("limit", 20, "rows to print (0 = all)")
+	format := fs.String("format", "table", "table, json or csv")
+	name, flags := splitName(args)
+	if err := parse(fs, flags); err != nil {
+		return err
+	}
+	i := strings.LastIndexByte(name, '.')
+	if i <= 0 {
+		return errors.New("usage: mink scan NS.NAME [--limit N] [--format table|json|csv]")
+	}
+	cat, err := rest.NewCatalog(ctx, "mink", *admin)
+	if err != nil {
+		return fmt.Errorf("catalog %s: %w", *admin, err)
+	}
+	tbl, err := cat.LoadTable(ctx, table.Identifier{name[:i], name[i+1:]})
+	if err != nil {
+		return fmt.Errorf("load %s: %w", name, err)
+	}
+	var opts []table.ScanOption
+	if *limit > 0 {
+		opts = append(opts, table.WithLimit(*limit))
+	}
+	sc, batches, err := tbl.Scan(opts...).ToArrowRecords(ctx)
+	if err != nil {
+		return fmt.Errorf("scan %s: %w", name, err)
+	}
+	p, err := newPrinter(*format, stdout, sc)
+	if err != nil {
+		return err
+	}
+	n := int64(0)
+	for rec, err := range batches {
+		if err != nil {
+			return fmt.Errorf("scan %s: %w", name, err)
+		}
+		for r := 0; r < int(rec.NumRows()) && (*limit == 0 || n < *limit); r++ {
+			if err := p.row(rec, r); err != nil {
+				return err
+			}
+			n++
+		}
+		rec.Release()
+	}
+	return p.close(n)
+}
+
+type printer struct {
+	format string
+	out    io.Writer
+	tw     *tabwriter.Writer
+	csv    *csv.Writer
+}
+
+func newPrinter(format string, out io.Writer, sc *arrow.Schema) (*printer, error) {
+	p := &printer{format: format, out: out}
+	names := make([]string, sc.NumFields())
+	for i, f := range sc.Fields() {
+		names[i] = f.Name
+	}
+	switch format {
+	case "table":
+		p.tw = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(p.tw, strings.Join(names, "\t"))
+	case "csv":
+		p.csv = csv.NewWriter(out)
+		return p, p.csv.Write(names)
+	case "json":
+	default:
+		return nil, fmt.Errorf("unknown format %q (table, json, csv)", format)
+	}
+	return p, nil
+}
+
+func cell(col arrow.Array, r int) string {
+	v := col.GetOneForMarshal(r)
+	if v == nil {
+		return "null"
+	}
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+func (p *printer) row(rec arrow.RecordBatch, r int) error {
+	switch p.format {
+	case "json":
+		m := make(map[string]any, rec.NumCols())
+		for i, f := range rec.Schema().Fields() {
+			m[f.Name] = rec.Column(i).GetOneForMarshal(r)
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(p.out, "%s\n", b)
+		return err
+	case "csv":
+		vals := make([]string, rec.NumCols())
+		for i := range vals {
+			vals[i] = cell(rec.Column(i), r)
+		}
+		return p.csv.Write(vals)
+	default:
+		vals := make([]string, rec.NumCols())
+		for i := range vals {
+			s := cell(rec.Column(i), r)
+			if len(s) > 60 {
+				s = s[:57] + "..."
+			}
+			vals[i] = s
+		}
+		_, err := fmt.Fprintln(p.tw, strings.Join(vals, "\t"))
+		return err
+	}
+}
+
+func (p *printer) close(n int64) error {
+	switch p.format {
+	case "csv":
+		p.csv.Flush()
+		return p.csv.Error()
+	case "table":
+		if err := p.tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintf(p.out, "(%d rows)\n", n)
+	}
+	return nil
+}

@@ -1,0 +1,137 @@
+// Package cli is the `mink` command line (design §5): serve, dev, and the
+// admin commands that call a node's admin API.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/minkhq/mink/devenv"
+	"github.com/minkhq/mink/node"
+)
+
+const usage = `mink serves Kafka topics as Apache Iceberg tables, without copying the data.
+
+Usage:
+  mink serve  --postgres URL --kafka HOST:PORT[,…] [--listen :8181] [--advertise URL] [--node-id ID]
+              [--roles indexer,server] [--lease-ttl 30s] [--max-partitions 0]
+              [--cache-dir DIR] [--cache-size 10GiB] [--warehouse mink]
+  mink dev    [--nodes N] [--kafka HOST:PORT] [--data FILE]
+  mink table create NS.NAME --topic T --value-format json [--schema FILE] [--start earliest]
+  mink table list | mink table get NS.NAME | mink table delete NS.NAME
+  mink status
+  mink scan NS.NAME [--limit N] [--format table|json|csv]
+
+Every flag has a MINK_* environment variable (MINK_POSTGRES_URL, MINK_KAFKA_BROKERS,
+MINK_LEASE_TTL, …) and a key in an optional YAML file (--config; keys like lease_ttl).
+Admin commands take --admin URL (default http://127.0.0.1:8181, MINK_ADMIN).
+`
+
+// Main runs the command line and returns the process exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch args[0] {
+	case "serve":
+		err = serve(ctx, args[1:], stderr)
+	case "dev":
+		err = dev(ctx, args[1:], stdout, stderr)
+	case "table":
+		err = tableCmd(ctx, args[1:], stdout)
+	case "status":
+		err = status(ctx, args[1:], stdout)
+	case "scan":
+		err = scan(ctx, args[1:], stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "mink: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "mink:", err)
+		return 1
+	}
+	return 0
+}
+
+func logger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+func serve(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	var cfg node.Config
+	var kafkaBrokers, roles listFlag
+	cacheSize := bytesFlag(10 << 30)
+	rangeSize := bytesFlag(16 << 20)
+	fs.StringVar(&cfg.PostgresURL, "postgres", "", "PostgreSQL URL (required)")
+	fs.Var(&kafkaBrokers, "kafka", "Kafka seed brokers HOST:PORT[,…] (required)")
+	fs.StringVar(&cfg.Listen, "listen", ":8181", "HTTP listen address")
+	fs.StringVar(&cfg.Advertise, "advertise", "", "URL other nodes and clients reach this node at (default http://127.0.0.1:PORT)")
+	fs.StringVar(&cfg.NodeID, "node-id", "", "node id (default hostname + random suffix)")
+	fs.Var(&roles, "roles", "roles: indexer,server (default both; design §1)")
+	fs.DurationVar(&cfg.LeaseTTL, "lease-ttl", 30*time.Second, "lease_ttl: node and lease expiry; renewals every lease_ttl/3 (design §3.1)")
+	fs.IntVar(&cfg.MaxPartitions, "max-partitions", 0, "max_partitions: cap on partition leases this node holds, 0 = none (design §3.3)")
+	fs.StringVar(&cfg.CacheDir, "cache-dir", "", "data file cache directory (default under the temp dir)")
+	fs.Var(&cacheSize, "cache-size", "data file cache size, e.g. 10GiB")
+	fs.StringVar(&cfg.Warehouse, "warehouse", "mink", "warehouse (S3 bucket) name")
+	fs.DurationVar(&cfg.FlushInterval, "flush-interval", 2*time.Second, "cut an indexed range this long after its first record (design §4.3)")
+	fs.Var(&rangeSize, "range-size", "cut an indexed range at this many record bytes, e.g. 16MiB (design §4.3)")
+	fs.DurationVar(&cfg.CommitInterval, "commit-interval", 2*time.Second, "writer commit period (design §4.6)")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg.KafkaBrokers, cfg.Roles = kafkaBrokers, roles
+	cfg.CacheSize, cfg.RangeSize = int64(cacheSize), int64(rangeSize)
+	cfg.Logger = logger(stderr, *logLevel)
+	n, err := node.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+	case <-n.Done():
+	}
+	n.Stop()
+	return nil
+}
+
+func dev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
+	var cfg devenv.DevConfig
+	var kafkaBrokers listFlag
+	fs.IntVar(&cfg.Nodes, "nodes", 1, "number of Mink nodes to run")
+	fs.Var(&kafkaBrokers, "kafka", "use this Kafka instead of the in-process one")
+	fs.IntVar(&cfg.BasePort, "port", 8181, "HTTP port of the first node (node i listens on port+i)")
+	fs.StringVar(&cfg.DataFile, "data", "", "USGS GeoJSON feed to produce (default ../shared/data/"+devenv.USGSFile+")")
+	logLevel := fs.String("log-level", "warn", "debug, info, warn or error")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg.Kafka = kafkaBrokers
+	cfg.Logger = logger(stderr, *logLevel)
+	cfg.Out = stdout
+	cfg.Command = os.Args[0]
+	return devenv.Dev(ctx, cfg)
+}

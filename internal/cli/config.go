@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// envAliases are MINK_* names the design fixes that do not follow the
+// flag name (design §5: MINK_KAFKA_BROKERS for --kafka).
+var envAliases = map[string]string{
+	"kafka":    "MINK_KAFKA_BROKERS",
+	"postgres": "MINK_POSTGRES_URL",
+}
+
+// envName is the MINK_* variable of a flag: MINK_ + upper snake case.
+func envName(flagName string) string {
+	if a, ok := envAliases[flagName]; ok {
+		return a
+	}
+	return "MINK_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// yamlKey is the YAML key of a flag: snake case (lease_ttl, max_partitions).
+func yamlKey(flagName string) string { return strings.ReplaceAll(flagName, "-", "_") }
+
+// parse parses args into fs, then fills every flag not given on the
+// command line from its MINK_* variable, then from the YAML file named by
+// --config (or MINK_CONFIG). Precedence: flag > environment > file.
+func parse(fs *flag.FlagSet, args []string) error {
+	config := fs.String("config", "", "optional YAML file of settings (keys: flag names in snake case, e.g. lease_ttl)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var fileErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] || f.Name == "config" || fileErr != nil {
+			return
+		}
+		if v, ok := os.LookupEnv(envName(f.Name)); ok {
+			if err := f.Value.Set(v); err != nil {
+				fileErr = fmt.Errorf("%s=%q: %w", envName(f.Name), v, err)
+			}
+			set[f.Name] = true
+		}
+	})
+	if fileErr != nil {
+		return fileErr
+	}
+	path := *config
+	if path == "" {
+		path = os.Getenv("MINK_CONFIG")
+	}
+	if path == "" {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	var values map[string]any
+	if err := yaml.Unmarshal(b, &values); err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	known := map[string]*flag.Flag{}
+	fs.VisitAll(func(f *flag.Flag) { known[yamlKey(f.Name)] = f })
+	for k, v := range values {
+		f, ok := known[k]
+		if !ok {
+			return fmt.Errorf("config %s: unknown key %q", path, k)
+		}
+		if set[f.Name] {
+			continue
+		}
+		if err := f.Value.Set(yamlString(v)); err != nil {
+			return fmt.Errorf("config %s: %s: %w", path, k, err)
+		}
+	}
+	return nil
+}
+
+func yamlString(v any) string {
+	switch x := v.(type) {
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = yamlString(e)
+		}
+		return strings.Join(parts, ",")
+	case string:
+		return x
+	default:
+		return fmt.Sprint(x)
+	}
+}
+
+// listFlag is a comma-separated list flag.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(s string) error {
+	*l = nil
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*l = append(*l, p)
+		}
+	}
+	return nil
+}
+
+// bytesFlag is a size such as 10GiB, 512MiB, 1000000.
+type bytesFlag int64
+
+func (b *bytesFlag) String() string { return strconv.FormatInt(int64(*b), 10) }
+func (b *bytesFlag) Set(s string) error {
+	n, err := parseBytes(s)
+	if err != nil {
+		return err
+	}
+	*b = bytesFlag(n)
+	return nil
+}
+
+func parseBytes(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suffix) {
+			n, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), 64)
+			if err != nil || n < 0 {
+				return 0, fmt.Errorf("bad size %q", s)
+			}
+			return int64(n * float64(u.mult)), nil
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("bad size %q (use e.g. 10GiB)", s)
+	}
+	return n, nil
+}

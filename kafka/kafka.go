@@ -1,0 +1,245 @@
+// Package kafka is Mink's side of Kafka, on franz-go: topic metadata, the
+// three offsets of a partition (log start offset, last stable offset, high
+// watermark), reading a partition from an offset with read_committed, and
+// reading one offset range back for a build.
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// ErrUnknownTopic is returned when the topic does not exist.
+var ErrUnknownTopic = errors.New("kafka: unknown topic")
+
+// ErrUnavailable wraps errors that mean Kafka could not be reached or did
+// not answer in time.
+var ErrUnavailable = errors.New("kafka: unavailable")
+
+// Client is a shared franz-go client for metadata and offset requests.
+// Reading partitions uses clients of their own (see Reader, ReadRange).
+type Client struct {
+	brokers []string
+	cl      *kgo.Client
+	adm     *kadm.Client
+	log     *slog.Logger
+	timeout time.Duration
+}
+
+// Config says how to reach Kafka.
+type Config struct {
+	// Brokers are seed addresses, HOST:PORT (--kafka, MINK_KAFKA_BROKERS).
+	Brokers []string
+	// RequestTimeout bounds each metadata or offset request. Default 10s.
+	RequestTimeout time.Duration
+	Logger         *slog.Logger
+}
+
+// New returns a client; it does not contact Kafka until first used.
+func New(cfg Config) (*Client, error) {
+	if len(cfg.Brokers) == 0 {
+		return nil, errors.New("kafka: no brokers configured")
+	}
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = 10 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...), kgo.RequestRetries(2),
+		kgo.RetryTimeout(cfg.RequestTimeout))
+	if err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	return &Client{brokers: cfg.Brokers, cl: cl, adm: kadm.NewClient(cl), log: cfg.Logger, timeout: cfg.RequestTimeout}, nil
+}
+
+// Close releases the client's connections.
+func (c *Client) Close() { c.cl.Close() }
+
+// Brokers returns the seed brokers.
+func (c *Client) Brokers() []string { return c.brokers }
+
+// Partitions returns the number of partitions of topic, or ErrUnknownTopic.
+func (c *Client) Partitions(ctx context.Context, topic string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	tds, err := c.adm.ListTopics(ctx, topic)
+	if err != nil {
+		return 0, unavailable(err)
+	}
+	td, ok := tds[topic]
+	if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
+		return 0, fmt.Errorf("%w: %s", ErrUnknownTopic, topic)
+	}
+	if td.Err != nil {
+		return 0, unavailable(td.Err)
+	}
+	return len(td.Partitions), nil
+}
+
+// Offsets are the offsets of one partition (Kafka's ListOffsets).
+type Offsets struct {
+	// LogStart is the first offset Kafka still holds (log start offset).
+	LogStart int64
+	// LastStable is the last stable offset: the end of what read_committed
+	// consumers can see (records of open transactions lie at or past it).
+	LastStable int64
+	// HighWatermark is the offset after the last replicated record.
+	HighWatermark int64
+}
+
+// ListOffsets returns the offsets of every partition of topic.
+func (c *Client) ListOffsets(ctx context.Context, topic string) (map[int32]Offsets, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	starts, err := c.adm.ListStartOffsets(ctx, topic)
+	if err == nil {
+		err = starts.Error()
+	}
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	ends, err := c.adm.ListEndOffsets(ctx, topic)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	stables, err := c.adm.ListCommittedOffsets(ctx, topic)
+	if err == nil {
+		err = stables.Error()
+	}
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	out := make(map[int32]Offsets)
+	starts.Each(func(o kadm.ListedOffset) {
+		e, _ := ends.Lookup(topic, o.Partition)
+		s, _ := stables.Lookup(topic, o.Partition)
+		out[o.Partition] = Offsets{LogStart: o.Offset, HighWatermark: e.Offset, LastStable: s.Offset}
+	})
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownTopic, topic)
+	}
+	return out, nil
+}
+
+func unavailable(err error) error {
+	if errors.Is(err, kerr.UnknownTopicOrPartition) {
+		return fmt.Errorf("%w: %w", ErrUnknownTopic, err)
+	}
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+}
+
+// Reader reads one partition from an offset on, with read_committed:
+// records of aborted transactions never appear, and control records are
+// returned (IsControl) so that the caller sees every offset it passes.
+type Reader struct {
+	cl        *kgo.Client
+	topic     string
+	partition int32
+}
+
+// NewReader starts reading topic/partition at offset.
+func (c *Client) NewReader(topic string, partition int32, offset int64) (*Reader, error) {
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(c.brokers...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {partition: kgo.NewOffset().At(offset)}}),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.KeepControlRecords(),
+		kgo.FetchMaxWait(200*time.Millisecond),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	return &Reader{cl: cl, topic: topic, partition: partition}, nil
+}
+
+// Poll returns the next records (data and control) in offset order, waiting
+// until some arrive or ctx is done; on ctx expiry it returns (nil, nil)
+// when the parent context is still live. Errors that mean Kafka is
+// unreachable are wrapped in ErrUnavailable; the reader keeps retrying.
+func (r *Reader) Poll(ctx context.Context) ([]*kgo.Record, error) {
+	fs := r.cl.PollFetches(ctx)
+	var recs []*kgo.Record
+	var ferr error
+	fs.EachError(func(t string, p int32, err error) {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return
+		}
+		if ferr == nil {
+			ferr = unavailable(err)
+		}
+	})
+	fs.EachRecord(func(rec *kgo.Record) { recs = append(recs, rec) })
+	if len(recs) > 0 {
+		return recs, nil
+	}
+	return nil, ferr
+}
+
+// Close stops the reader.
+func (r *Reader) Close() { r.cl.Close() }
+
+// ReadRange returns the data records of [start, end) of one partition, in
+// offset order, read with read_committed (aborted records and control
+// records excluded). It returns once it has passed end-1 or the partition's
+// last stable offset says nothing more can come below end.
+func (c *Client) ReadRange(ctx context.Context, topic string, partition int32, start, end int64) ([]*kgo.Record, error) {
+	if end <= start {
+		return nil, nil
+	}
+	r, err := c.NewReader(topic, partition, start)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var out []*kgo.Record
+	next := start
+	for next < end {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		recs, err := r.Poll(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(recs) == 0 {
+			// Nothing came: offsets in the range may have been compacted or
+			// deleted. Stop if Kafka holds nothing more below end.
+			offs, err := c.ListOffsets(ctx, topic)
+			if err != nil {
+				return nil, err
+			}
+			if o := offs[partition]; o.LastStable <= next || o.LogStart >= end {
+				break
+			}
+			continue
+		}
+		for _, rec := range recs {
+			if rec.Offset >= end {
+				next = end
+				break
+			}
+			next = rec.Offset + 1
+			if !rec.Attrs.IsControl() {
+				out = append(out, rec)
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,56 @@
+// Package objects is Mink's S3-compatible read API (design §5): engines
+// read table metadata files and Parquet data files from any node, path
+// style, at /<warehouse>/<key>, with GET (and every Range form) and HEAD.
+// Writes answer 405 MethodNotAllowed: Mink is the only writer.
+//
+// # Metadata files
+//
+// Metadata JSON, manifest lists and manifests (<ns>/<name>/metadata/<file>)
+// live in PostgreSQL (metadata_files). They never change once written, so
+// every node keeps the ones it read in a small in-memory LRU. Any node
+// serves them; a node that cannot reach PostgreSQL answers one it does not
+// hold with 503 SlowDown and Retry-After (design §3.4).
+//
+// # Data files
+//
+// A data file (<ns>/<name>/data/<partition>/<start>-<end>-<version>.parquet)
+// is the deterministic encoding of one indexed range (design §4.5). It is
+// built on demand by its owner, the live server node that ranks highest for
+// its key (cluster.Owner, design §3.5), and cached on the owner's disk. A
+// read is answered by the first of these that applies:
+//
+//  1. This node's disk cache has the file: serve it. Owner or not, the
+//     bytes are the same, and this is how cached files stay readable while
+//     PostgreSQL and Kafka are down.
+//  2. The read is not marked forwarded, and another node owns the file:
+//     forward the read to it (same method, path, headers), marked with
+//     X-Mink-Forwarded, and stream its answer back, whatever the status.
+//  3. Otherwise (this node owns the file, the read was forwarded here, or
+//     the owner could not be reached or sent no headers in time), build it
+//     here: the Builder is called once per key however many readers wait
+//     (singleflight); every waiter is served the same bytes, and the file is
+//     cached.
+//
+// A forwarded read is always served by the node it was sent to, even if its
+// own view of the members names another owner: views differ for a moment
+// while nodes come and go, and a read must never bounce between them.
+//
+// A non-owner that builds because the owner did not answer caches the file
+// too. A Parquet reader sends several range reads per file (footer, then
+// column chunks); without a copy each of them would wait for the dead owner
+// again and rebuild the whole file. The copy is never wrong, as the bytes
+// are the same everywhere; it costs disk until the LRU evicts it. An owner
+// that could not be connected to is skipped for Config.ForwardBackoff.
+//
+// # Answers
+//
+// Bodies are the bytes exactly as built, through http.ServeContent: HEAD,
+// the three Range forms (bytes=a-b, bytes=a-, bytes=-n) with 206 and 416,
+// conditionals (If-None-Match, If-Match, If-Range …), Content-Length,
+// Accept-Ranges. The ETag is the quoted hex SHA-256 of the content; a data
+// file's Last-Modified is one fixed date (its bytes never change, on any
+// node), a metadata file's is its created_at. Errors are S3 XML documents
+// (NoSuchKey, NoSuchBucket, MethodNotAllowed, InvalidRange, InternalError,
+// SlowDown); a rebuild whose checksum differs from the recorded one is
+// never served and answers 500 InternalError.
+package objects

@@ -1,0 +1,114 @@
+package objects
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/xml"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/jackc/puddle/v2"
+
+	"github.com/minkhq/mink/pgstore"
+)
+
+// Errors a Builder returns (wrapped or as they are) for the API to answer
+// with the matching S3 error. Any other error answers 500 InternalError.
+var (
+	// ErrNotFound: no data file has this key (no data_files row). Answers
+	// 404 NoSuchKey.
+	ErrNotFound = errors.New("data file not found")
+	// ErrChecksumMismatch: the rebuilt bytes differ from the recorded size
+	// or SHA-256 (for example after log compaction, design §4.5). The bytes
+	// are never served nor cached. Answers 500 InternalError.
+	ErrChecksumMismatch = errors.New("rebuilt data file differs from its recorded checksum")
+	// ErrUnavailable: PostgreSQL or Kafka could not be reached. Answers 503
+	// SlowDown with Retry-After (design §3.4).
+	ErrUnavailable = errors.New("postgres or kafka unavailable")
+)
+
+// Builder builds data files on a cache miss. It is implemented outside this
+// package (it reads the range from Kafka and encodes it with datafile).
+type Builder interface {
+	// Build returns the bytes of the data file at key (the object key below
+	// the warehouse, e.g. "demo/quakes/data/0/0-100-1.parquet"), after
+	// checking them against the recorded size and SHA-256. Errors wrap
+	// ErrNotFound, ErrChecksumMismatch or ErrUnavailable when they are
+	// those. Build may be called on any server node and must be safe for
+	// concurrent use; the API calls it at most once at a time per key.
+	Build(ctx context.Context, key string) ([]byte, error)
+}
+
+// BuilderFunc adapts a function to Builder.
+type BuilderFunc func(ctx context.Context, key string) ([]byte, error)
+
+// Build calls f.
+func (f BuilderFunc) Build(ctx context.Context, key string) ([]byte, error) { return f(ctx, key) }
+
+// s3Error is the XML body of an S3 error response.
+type s3Error struct {
+	XMLName    xml.Name `xml:"Error"`
+	Code       string   `xml:"Code"`
+	Message    string   `xml:"Message"`
+	BucketName string   `xml:"BucketName,omitempty"`
+	Key        string   `xml:"Key,omitempty"`
+	RequestID  string   `xml:"RequestId"`
+}
+
+// S3 error codes the API answers with.
+const (
+	codeNoSuchKey          = "NoSuchKey"
+	codeNoSuchBucket       = "NoSuchBucket"
+	codeMethodNotAllowed   = "MethodNotAllowed"
+	codeNotImplemented     = "NotImplemented"
+	codeInternalError      = "InternalError"
+	codeSlowDown           = "SlowDown"
+	codeInvalidRange       = "InvalidRange"
+	codePreconditionFailed = "PreconditionFailed"
+)
+
+// newRequestID returns a random id for x-amz-request-id and error bodies.
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// errorBody renders an S3 error document.
+func errorBody(e s3Error) []byte {
+	b, err := xml.Marshal(e)
+	if err != nil {
+		// Only strings are marshalled; this cannot happen.
+		panic(err)
+	}
+	return append([]byte(xml.Header), b...)
+}
+
+// writeError answers an S3 error. HEAD answers carry no body, as S3's do.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, status int, e s3Error) {
+	h := w.Header()
+	if e.RequestID == "" {
+		e.RequestID = h.Get("x-amz-request-id")
+	}
+	if status == http.StatusServiceUnavailable {
+		h.Set("Retry-After", strconv.Itoa(int((s.cfg.RetryAfter+time.Second-1)/time.Second)))
+	}
+	body := errorBody(e)
+	h.Set("Content-Type", "application/xml")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
+}
+
+// dbUnavailable reports whether a PostgreSQL error means the database
+// cannot be reached now. A closed pool counts: it only happens while the
+// node shuts down, and another node can answer.
+func dbUnavailable(err error) bool {
+	return pgstore.IsUnavailable(err) || errors.Is(err, puddle.ErrClosedPool) ||
+		errors.Is(err, context.DeadlineExceeded)
+}

@@ -1,0 +1,163 @@
+package objects_test
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/minkhq/mink/cluster"
+	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/objects"
+)
+
+// lateHandler lets a listener start before the handler it serves exists,
+// so members can name its URL.
+type lateHandler struct{ h atomic.Pointer[http.Handler] }
+
+func (l *lateHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	(*l.h.Load()).ServeHTTP(w, r)
+}
+
+// ownedBy returns a data file key that owner owns among members.
+func ownedBy(t *testing.T, members []cluster.Member, owner string, from int) string {
+	t.Helper()
+	for i := from; i < from+1000; i++ {
+		k := dataKey(0, i*100)
+		if o, ok := cluster.Owner(members, k); ok && o.ID == owner {
+			return k
+		}
+	}
+	t.Fatal("no key owned by " + owner)
+	return ""
+}
+
+// TestForwarding: a read on a non-owner is served by the owner, which
+// builds and caches; with the owner gone or silent the non-owner builds.
+func TestForwarding(t *testing.T) {
+	pool, _ := pgtest.Pool(t)
+	ha, hb := &lateHandler{}, &lateHandler{}
+	tsA, tsB := httptest.NewServer(ha), httptest.NewServer(hb)
+	defer tsA.Close()
+	members := []cluster.Member{
+		{ID: "a", AdvertiseURL: tsA.URL, Roles: []string{cluster.RoleServer, cluster.RoleIndexer}},
+		{ID: "b", AdvertiseURL: tsB.URL + "/", Roles: []string{cluster.RoleServer}},
+		{ID: "c", AdvertiseURL: "http://127.0.0.1:1", Roles: []string{cluster.RoleIndexer}}, // never an owner
+	}
+	view := func() []cluster.Member { return members }
+	ba, bb := newFakeBuilder(), newFakeBuilder()
+	newServer := func(id string, b *fakeBuilder) *objects.Server {
+		s, err := objects.New(objects.Config{NodeID: id, CacheDir: t.TempDir(),
+			ForwardConnectTimeout: time.Second, ForwardHeaderTimeout: 500 * time.Millisecond}, pool, b, view)
+		require.NoError(t, err)
+		t.Cleanup(s.Close)
+		return s
+	}
+	sa, sb := newServer("a", ba), newServer("b", bb)
+	var hA, hB http.Handler = sa, sb
+	ha.h.Store(&hA)
+	hb.h.Store(&hB)
+
+	keyB := ownedBy(t, members, "b", 0)
+	data := content(21, 200_000)
+	ba.add(keyB, data)
+	bb.add(keyB, data)
+
+	// Full and range reads on a, the non-owner, are served by b.
+	resp, body := do(t, http.MethodGet, tsA.URL+"/mink/"+keyB, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, data, body)
+	require.Equal(t, etag(data), resp.Header.Get("ETag"))
+	resp, body = do(t, http.MethodGet, tsA.URL+"/mink/"+keyB, map[string]string{"Range": "bytes=-1000"})
+	require.Equal(t, http.StatusPartialContent, resp.StatusCode)
+	require.Equal(t, data[len(data)-1000:], body)
+	resp, _ = do(t, http.MethodGet, tsA.URL+"/mink/"+keyB, map[string]string{"If-None-Match": etag(data)})
+	require.Equal(t, http.StatusNotModified, resp.StatusCode)
+	resp, body = do(t, http.MethodHead, tsA.URL+"/mink/"+keyB, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Empty(t, body)
+	require.Equal(t, "200000", resp.Header.Get("Content-Length"))
+	require.EqualValues(t, 1, bb.calls.Load(), "the owner built it once")
+	require.Zero(t, ba.calls.Load(), "the non-owner did not build")
+	require.EqualValues(t, 4, sa.Stats().Forwards)
+	require.Equal(t, 1, sb.Stats().Files)
+	require.Zero(t, sa.Stats().Files)
+
+	// A missing key on the owner is a NoSuchKey passed back.
+	missing := ownedBy(t, members, "b", 2000)
+	resp, body = do(t, http.MethodGet, tsA.URL+"/mink/"+missing, nil)
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+	require.Equal(t, "NoSuchKey", parseS3Error(t, body).Code)
+
+	// A read forwarded to a node that thinks it is not the owner is served
+	// there all the same (no second hop).
+	keyA := ownedBy(t, members, "a", 0)
+	bb.add(keyA, content(22, 100))
+	resp, body = do(t, http.MethodGet, tsB.URL+"/mink/"+keyA, map[string]string{objects.ForwardedHeader: "x"})
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, content(22, 100), body)
+	require.Zero(t, sb.Stats().Forwards)
+
+	// The owner stops answering: a builds it itself (and caches it).
+	tsB.Close()
+	keyB2 := ownedBy(t, members, "b", 3000)
+	data2 := content(23, 5000)
+	ba.add(keyB2, data2)
+	before := ba.calls.Load()
+	resp, body = do(t, http.MethodGet, tsA.URL+"/mink/"+keyB2, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, data2, body)
+	require.Equal(t, before+1, ba.calls.Load())
+	require.EqualValues(t, 1, sa.Stats().ForwardFailures)
+	resp, body = do(t, http.MethodGet, tsA.URL+"/mink/"+keyB2, map[string]string{"Range": "bytes=-10"})
+	require.Equal(t, http.StatusPartialContent, resp.StatusCode)
+	require.Equal(t, data2[len(data2)-10:], body)
+	require.Equal(t, before+1, ba.calls.Load(), "the fallback copy is cached")
+
+	// While b is backed off, a does not even try it.
+	keyB3 := ownedBy(t, members, "b", 4000)
+	ba.add(keyB3, content(24, 10))
+	forwards := sa.Stats().Forwards
+	resp, _ = do(t, http.MethodGet, tsA.URL+"/mink/"+keyB3, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, forwards, sa.Stats().Forwards)
+}
+
+// TestForwardSilentOwner: an owner that accepts the connection but sends
+// no headers in time is given up on, and the read is built locally.
+func TestForwardSilentOwner(t *testing.T) {
+	pool, _ := pgtest.Pool(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() { // accept and never answer
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	members := []cluster.Member{
+		{ID: "a", AdvertiseURL: "http://unused", Roles: []string{cluster.RoleServer}},
+		{ID: "b", AdvertiseURL: "http://" + ln.Addr().String(), Roles: []string{cluster.RoleServer}},
+	}
+	b := newFakeBuilder()
+	n := startNode(t, "a", pool, b, func() []cluster.Member { return members }, func(c *objects.Config) {
+		c.ForwardHeaderTimeout = 300 * time.Millisecond
+	})
+	k := ownedBy(t, members, "b", 0)
+	b.add(k, content(30, 777))
+	start := time.Now()
+	resp, body := do(t, http.MethodGet, n.ts.URL+"/mink/"+k, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, content(30, 777), body)
+	require.Less(t, time.Since(start), 5*time.Second)
+	require.EqualValues(t, 1, b.calls.Load())
+	require.EqualValues(t, 1, n.s.Stats().ForwardFailures)
+}

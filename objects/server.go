@@ -1,0 +1,453 @@
+package objects
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/minkhq/mink/cluster"
+)
+
+// ForwardedHeader marks a data file read forwarded to its owner; its value
+// is the id of the node that forwarded it. A node serves a marked read
+// itself (cache or build) whatever its own view of the owner is, so a read
+// is forwarded at most once, even while two nodes' views disagree.
+const ForwardedHeader = "X-Mink-Forwarded"
+
+// dataFileModTime is the Last-Modified of every data file. A data file's
+// bytes are a pure function of its key (design §4.5), the same on every
+// node and every rebuild, so its Last-Modified must be too, or a
+// conditional request would get different answers from different nodes.
+// No time of day describes such a file better than a fixed one.
+var dataFileModTime = time.Date(2024, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// Content types of the files served.
+const (
+	contentTypeJSON   = "application/json"
+	contentTypeBinary = "application/octet-stream"
+)
+
+// Server is one node's S3-compatible read API (design §5): metadata files
+// from PostgreSQL, data files from the disk cache, their owner, or a build.
+type Server struct {
+	cfg     Config
+	pool    *pgxpool.Pool
+	builder Builder
+	members func() []cluster.Member
+	log     *slog.Logger
+
+	cache     *diskCache
+	meta      *memoryCache
+	builds    singleflight.Group // data file builds, by key
+	metaReads singleflight.Group // metadata file reads, by key
+	client    *http.Client       // to owners
+	counters  counters
+	metrics   *metrics
+	ctx       context.Context // cancelled by Close; builds run under it
+	cancel    context.CancelFunc
+	closed    atomic.Bool
+	downMu    sync.Mutex
+	downUntil map[string]time.Time // owner id → end of its forwarding backoff
+}
+
+// New returns the S3 API of one node. pool reads metadata files; builder
+// builds data files on a cache miss; members returns the node's last view
+// of the cluster's live members (kept while PostgreSQL is down), used to
+// find each data file's owner. A nil members means this node is alone: it
+// owns every file. The cache directory is cleared.
+func New(cfg Config, pool *pgxpool.Pool, builder Builder, members func() []cluster.Member) (*Server, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if pool == nil {
+		return nil, errors.New("objects: a PostgreSQL pool is required")
+	}
+	if builder == nil {
+		return nil, errors.New("objects: a Builder is required")
+	}
+	if members == nil {
+		members = func() []cluster.Member { return nil }
+	}
+	cache, err := newDiskCache(cfg.CacheDir, cfg.CacheSize)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:       cfg,
+		pool:      pool,
+		builder:   builder,
+		members:   members,
+		log:       cfg.Logger.With("node_id", cfg.NodeID),
+		cache:     cache,
+		meta:      newMemoryCache(cfg.MetadataCacheSize),
+		client:    &http.Client{Transport: newForwardTransport(cfg)},
+		downUntil: map[string]time.Time{},
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if s.metrics, err = newMetrics(s, cfg.Registerer); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close stops the builds in flight (their readers get 503 SlowDown) and
+// answers every later read with 503. Cached files stay on disk until the
+// next start clears them.
+func (s *Server) Close() {
+	if s.closed.Swap(true) {
+		return
+	}
+	s.cancel()
+	s.client.CloseIdleConnections()
+}
+
+// Put stores b as the data file at key in this node's cache, so that an
+// indexer that has just built a file this node owns saves its first reader
+// a build. b must be the file's exact bytes; Put does not check them.
+func (s *Server) Put(key string, b []byte) {
+	s.store(key, b, etagOf(b))
+}
+
+func (s *Server) store(key string, b []byte, etag string) {
+	_, evicted, err := s.cache.put(key, b, etag)
+	if err != nil {
+		s.log.Warn("cannot cache data file", "key", key, "err", err)
+	}
+	if evicted > 0 {
+		s.counters.evictions.Add(uint64(evicted))
+		s.metrics.evictions.Add(float64(evicted))
+	}
+}
+
+func etagOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return `"` + hex.EncodeToString(sum[:]) + `"`
+}
+
+// ServeHTTP answers path-style S3 requests: GET and HEAD of
+// /<warehouse>/<key>, and HEAD /<warehouse> (HeadBucket).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("x-amz-request-id", newRequestID())
+	bucket, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		s.writeError(w, r, http.StatusMethodNotAllowed, s3Error{Code: codeMethodNotAllowed,
+			Message: "The specified method is not allowed against this resource: Mink's S3 API is read-only.", Key: key})
+		return
+	}
+	if s.closed.Load() {
+		s.writeError(w, r, http.StatusServiceUnavailable, s3Error{Code: codeSlowDown,
+			Message: "This node is shutting down; retry.", Key: key})
+		return
+	}
+	switch {
+	case bucket == "":
+		s.writeError(w, r, http.StatusNotImplemented, s3Error{Code: codeNotImplemented,
+			Message: "Listing buckets is not supported."})
+		return
+	case bucket != s.cfg.Warehouse:
+		s.writeError(w, r, http.StatusNotFound, s3Error{Code: codeNoSuchBucket,
+			Message: "The specified bucket does not exist.", BucketName: bucket})
+		return
+	case key == "" && r.Method == http.MethodHead:
+		w.WriteHeader(http.StatusOK) // HeadBucket
+		return
+	case key == "":
+		s.writeError(w, r, http.StatusNotImplemented, s3Error{Code: codeNotImplemented,
+			Message: "Listing objects is not supported.", BucketName: bucket})
+		return
+	}
+	switch classify(key) {
+	case kindMetadata:
+		s.serveMetadata(w, r, key)
+	case kindData:
+		s.serveData(w, r, key)
+	default:
+		s.noSuchKey(w, r, key)
+	}
+}
+
+func (s *Server) noSuchKey(w http.ResponseWriter, r *http.Request, key string) {
+	s.writeError(w, r, http.StatusNotFound, s3Error{Code: codeNoSuchKey,
+		Message: "The specified key does not exist.", Key: key})
+}
+
+type objectKind int
+
+const (
+	kindNone objectKind = iota
+	kindMetadata
+	kindData
+)
+
+// classify tells a metadata file key (<ns>/<name>/metadata/<file>) from a
+// data file key (<ns>/<name>/data/<partition>/<file>.parquet); namespace
+// levels are joined with '/'. Anything else cannot exist.
+func classify(key string) objectKind {
+	parts := strings.Split(key, "/")
+	for _, p := range parts {
+		if p == "" || p == "." || p == ".." {
+			return kindNone
+		}
+	}
+	n := len(parts)
+	switch {
+	case n >= 4 && parts[n-2] == "metadata":
+		return kindMetadata
+	case n >= 5 && parts[n-3] == "data" && isDigits(parts[n-2]) && strings.HasSuffix(parts[n-1], ".parquet"):
+		return kindData
+	}
+	return kindNone
+}
+
+func isDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// serveMetadata answers a metadata file from memory, or from PostgreSQL.
+// Any node serves them; they are never forwarded.
+func (s *Server) serveMetadata(w http.ResponseWriter, r *http.Request, key string) {
+	m, ok := s.meta.get(key)
+	if ok {
+		s.counters.metadataHits.Add(1)
+		s.metrics.metaHits.Inc()
+	} else {
+		s.counters.metadataMisses.Add(1)
+		s.metrics.metaMis.Inc()
+		// The read is shared by every reader waiting for key, so it must
+		// not end when the first of them goes away; QueryTimeout bounds it.
+		ctx := context.WithoutCancel(r.Context())
+		v, err, _ := s.metaReads.Do(key, func() (any, error) {
+			m, err := s.readMetadataFile(ctx, key)
+			if err == nil {
+				s.meta.put(m)
+			}
+			return m, err
+		})
+		switch {
+		case errors.Is(err, errNoMetadataFile):
+			s.noSuchKey(w, r, key)
+			return
+		case err != nil && dbUnavailable(err):
+			s.log.Warn("metadata file unavailable", "key", key, "err", err)
+			s.writeError(w, r, http.StatusServiceUnavailable, s3Error{Code: codeSlowDown,
+				Message: "PostgreSQL is unavailable and this metadata file is not cached here; retry.", Key: key})
+			return
+		case err != nil:
+			s.log.Error("metadata file read failed", "key", key, "err", err)
+			s.writeError(w, r, http.StatusInternalServerError, s3Error{Code: codeInternalError,
+				Message: "Reading the metadata file failed.", Key: key})
+			return
+		}
+		m = v.(*metadataFile)
+	}
+	ctype := contentTypeBinary
+	if strings.HasSuffix(key, ".json") {
+		ctype = contentTypeJSON
+	}
+	s.serveContent(w, r, key, sourceMetadata, ctype, m.modTime, m.etag, bytes.NewReader(m.content))
+}
+
+// serveData answers a data file: from this node's cache when it has it;
+// else from the owner when another node owns it; else (this node owns it,
+// the read was forwarded here, or the owner did not answer in time) by
+// building it here, once however many readers wait.
+func (s *Server) serveData(w http.ResponseWriter, r *http.Request, key string) {
+	// A cached copy is served wherever it is: its bytes are the same on
+	// every node, and a hop saved is latency saved.
+	if cf, ok := s.cache.open(key); ok {
+		defer cf.f.Close()
+		s.counters.hits.Add(1)
+		s.metrics.hits.Inc()
+		s.serveContent(w, r, key, sourceCache, contentTypeBinary, dataFileModTime, cf.etag, cf.f)
+		return
+	}
+	if r.Header.Get(ForwardedHeader) == "" {
+		if owner, ok := s.remoteOwner(key); ok && s.forward(w, r, key, owner) {
+			return
+		}
+	}
+	s.counters.misses.Add(1)
+	s.metrics.misses.Inc()
+
+	ch := s.builds.DoChan(key, func() (any, error) { return s.build(key) })
+	var res singleflight.Result
+	select {
+	case res = <-ch:
+	case <-r.Context().Done():
+		return // the client went away; the build goes on and is cached
+	}
+	if res.Err != nil {
+		s.buildError(w, r, key, res.Err)
+		return
+	}
+	b := res.Val.(*built)
+	s.serveContent(w, r, key, sourceBuild, contentTypeBinary, dataFileModTime, b.etag, bytes.NewReader(b.data))
+}
+
+// built is the outcome of one build, shared by every reader that waited.
+type built struct {
+	data []byte
+	etag string
+}
+
+// build builds key and caches it. It runs once per key at a time (the
+// singleflight group), under the server's context rather than a reader's,
+// since every waiting reader shares it.
+//
+// Every node caches what it builds, owner or not. On a non-owner this only
+// happens when the owner did not answer, and a reader of a Parquet file
+// then sends several range reads (footer, then column chunks): without a
+// copy, each would wait for the dead owner and rebuild the whole file. The
+// copy can never be wrong, since the bytes are the same everywhere; it only
+// costs disk until the LRU evicts it.
+func (s *Server) build(key string) (*built, error) {
+	// A reader that missed the cache just before the previous flight of
+	// key stored it would otherwise start a second build.
+	if cf, ok := s.cache.open(key); ok {
+		defer cf.f.Close()
+		if b, err := io.ReadAll(cf.f); err == nil {
+			return &built{data: b, etag: cf.etag}, nil
+		}
+	}
+	s.counters.builds.Add(1)
+	start := time.Now()
+	b, err := s.callBuilder(key)
+	s.metrics.buildSeconds.WithLabelValues(buildResult(err)).Observe(time.Since(start).Seconds())
+	if err != nil {
+		s.counters.buildErrors.Add(1)
+		return nil, err
+	}
+	etag := etagOf(b)
+	s.store(key, b, etag)
+	s.log.Debug("built data file", "key", key, "bytes", len(b), "seconds", time.Since(start).Seconds())
+	return &built{data: b, etag: etag}, nil
+}
+
+// callBuilder calls the Builder, turning a panic into an error: a panic in
+// a singleflight.DoChan function would be re-raised on a goroutine of its
+// own and take the whole node down for one file.
+func (s *Server) callBuilder(key string) (b []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("builder panicked", "key", key, "panic", p, "stack", string(debug.Stack()))
+			b, err = nil, fmt.Errorf("objects: builder panicked: %v", p)
+		}
+	}()
+	return s.builder.Build(s.ctx, key)
+}
+
+func buildResult(err error) string {
+	switch {
+	case err == nil:
+		return resultOK
+	case errors.Is(err, ErrNotFound):
+		return resultNotFound
+	case errors.Is(err, ErrChecksumMismatch):
+		return resultChecksumMismatch
+	case errors.Is(err, ErrUnavailable):
+		return resultUnavailable
+	}
+	return resultError
+}
+
+// buildError answers a failed build with its S3 error.
+func (s *Server) buildError(w http.ResponseWriter, r *http.Request, key string, err error) {
+	switch {
+	case errors.Is(err, ErrNotFound):
+		s.noSuchKey(w, r, key)
+	case errors.Is(err, ErrChecksumMismatch):
+		s.log.Error("rebuilt data file differs from its recorded checksum; not served", "key", key, "err", err)
+		s.writeError(w, r, http.StatusInternalServerError, s3Error{Code: codeInternalError,
+			Message: "The rebuilt data file differs from its recorded checksum (its records changed in Kafka); it is not served.", Key: key})
+	case errors.Is(err, ErrUnavailable), s.ctx.Err() != nil:
+		s.log.Warn("cannot build data file", "key", key, "err", err)
+		s.writeError(w, r, http.StatusServiceUnavailable, s3Error{Code: codeSlowDown,
+			Message: "PostgreSQL or Kafka is unavailable and this data file is not cached here; retry.", Key: key})
+	default:
+		s.log.Error("data file build failed", "key", key, "err", err)
+		s.writeError(w, r, http.StatusInternalServerError, s3Error{Code: codeInternalError,
+			Message: fmt.Sprintf("Building the data file failed: %v", err), Key: key})
+	}
+}
+
+// serveContent answers GET and HEAD, with conditional and Range requests,
+// from content.
+func (s *Server) serveContent(w http.ResponseWriter, r *http.Request, key, source, ctype string, modTime time.Time, etag string, content io.ReadSeeker) {
+	h := w.Header()
+	h.Set("Content-Type", ctype)
+	h.Set("ETag", etag)
+	h.Set("Accept-Ranges", "bytes")
+	sw := &serveWriter{ResponseWriter: w, s: s, r: r, key: key}
+	http.ServeContent(sw, r, "", modTime, content)
+	s.served(source, sw.n)
+}
+
+// serveWriter counts body bytes and turns the plain-text errors of
+// http.ServeContent (416, 412) into S3 XML errors. It passes ReadFrom
+// through so a cached file is still sent with sendfile.
+type serveWriter struct {
+	http.ResponseWriter
+	s       *Server
+	r       *http.Request
+	key     string
+	n       int64
+	swallow bool // ServeContent's own error body is dropped
+}
+
+func (w *serveWriter) WriteHeader(code int) {
+	var e s3Error
+	switch code {
+	case http.StatusRequestedRangeNotSatisfiable:
+		e = s3Error{Code: codeInvalidRange, Message: "The requested range is not satisfiable.", Key: w.key}
+	case http.StatusPreconditionFailed:
+		e = s3Error{Code: codePreconditionFailed, Message: "At least one of the preconditions you specified did not hold.", Key: w.key}
+	default:
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	w.Header().Del("X-Content-Type-Options")
+	w.s.writeError(w.ResponseWriter, w.r, code, e)
+	w.swallow = true
+}
+
+func (w *serveWriter) Write(p []byte) (int, error) {
+	if w.swallow {
+		return len(p), nil
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.n += int64(n)
+	return n, err
+}
+
+func (w *serveWriter) ReadFrom(src io.Reader) (int64, error) {
+	if w.swallow {
+		return io.Copy(io.Discard, src)
+	}
+	// io.Copy uses the underlying ResponseWriter's ReadFrom (sendfile).
+	n, err := io.Copy(w.ResponseWriter, src)
+	w.n += n
+	return n, err
+}
+
+func (w *serveWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

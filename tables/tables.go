@@ -1,0 +1,394 @@
+// Package tables owns Mink's table definitions (design §4.1): creating a
+// table with its dead-letter table, partition start offsets and leases, and
+// reading definitions back. It also names the objects of a table: its
+// location and the keys of its data files (design §4.5).
+package tables
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/minkhq/mink/codec"
+	"github.com/minkhq/mink/icebergmeta"
+)
+
+// DLQSuffix ends the name of a table's dead-letter table.
+const DLQSuffix = "~dlq"
+
+// Errors callers branch on.
+var (
+	ErrExists   = errors.New("table already exists")
+	ErrNotFound = errors.New("table not found")
+	// ErrInvalid wraps every problem with a definition (HTTP 400).
+	ErrInvalid = errors.New("invalid table definition")
+)
+
+// Definition is what a user gives to create a table (admin API body).
+type Definition struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Topic     string `json:"topic"`
+	// ValueFormat and KeyFormat: raw | string | json. KeyFormat default raw.
+	ValueFormat string `json:"value_format"`
+	KeyFormat   string `json:"key_format,omitempty"`
+	// Schema is an Iceberg schema in the spec's JSON form, required for
+	// json values. Field ids are reassigned after the _kafka column.
+	Schema json.RawMessage `json:"schema,omitempty"`
+	// Start is where indexing begins: earliest (default) or latest.
+	Start      string            `json:"start,omitempty"`
+	Properties map[string]string `json:"properties,omitempty"`
+}
+
+// Table is a stored table definition and its committed state.
+type Table struct {
+	ID          int64             `json:"id"`
+	Namespace   string            `json:"namespace"`
+	Name        string            `json:"name"`
+	Topic       string            `json:"topic"`
+	ValueFormat codec.Format      `json:"value_format"`
+	KeyFormat   codec.Format      `json:"key_format"`
+	Schema      *iceberg.Schema   `json:"schema"`
+	Start       string            `json:"start"`
+	Properties  map[string]string `json:"properties"`
+	UUID        uuid.UUID         `json:"table_uuid"`
+	// Location is s3://<warehouse>/<ns levels joined by />/<name>.
+	Location string `json:"location"`
+	// DLQOf is the id of the table whose dead letters this table holds.
+	DLQOf              *int64 `json:"dlq_of,omitempty"`
+	MetadataLocation   string `json:"metadata_location"`
+	CurrentSnapshotID  *int64 `json:"current_snapshot_id,omitempty"`
+	LastSequenceNumber int64  `json:"last_sequence_number"`
+}
+
+// FullName is "<namespace>.<name>".
+func (t *Table) FullName() string { return t.Namespace + "." + t.Name }
+
+// Key returns the object key (below the warehouse) of a location.
+func Key(location string) string {
+	rest := strings.TrimPrefix(location, "s3://")
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		return rest[i+1:]
+	}
+	return rest
+}
+
+// DataFileKey is the key of the data file of range [start, end) of a
+// partition, encoded by encoder version v (design §4.5).
+func (t *Table) DataFileKey(partition int32, start, end int64, v int) string {
+	return fmt.Sprintf("%s/data/%d/%d-%d-%d.parquet", Key(t.Location), partition, start, end, v)
+}
+
+// DataFileRef is a parsed data file key.
+type DataFileRef struct {
+	TableKey   string // "<ns path>/<name>"
+	Partition  int32
+	Start, End int64
+	Version    int
+}
+
+// ParseDataFileKey parses "<ns path>/<name>/data/<p>/<start>-<end>-<v>.parquet".
+func ParseDataFileKey(key string) (DataFileRef, bool) {
+	i := strings.LastIndex(key, "/data/")
+	if i <= 0 {
+		return DataFileRef{}, false
+	}
+	parts := strings.Split(key[i+len("/data/"):], "/")
+	if len(parts) != 2 || !strings.HasSuffix(parts[1], ".parquet") {
+		return DataFileRef{}, false
+	}
+	p, err := strconv.ParseInt(parts[0], 10, 32)
+	if err != nil {
+		return DataFileRef{}, false
+	}
+	nums := strings.Split(strings.TrimSuffix(parts[1], ".parquet"), "-")
+	if len(nums) != 3 {
+		return DataFileRef{}, false
+	}
+	s, err1 := strconv.ParseInt(nums[0], 10, 64)
+	e, err2 := strconv.ParseInt(nums[1], 10, 64)
+	v, err3 := strconv.Atoi(nums[2])
+	if err1 != nil || err2 != nil || err3 != nil {
+		return DataFileRef{}, false
+	}
+	return DataFileRef{TableKey: key[:i], Partition: int32(p), Start: s, End: e, Version: v}, true
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]*$`)
+
+// ParseName splits "ns.name" (ns may have several dot-separated levels).
+func ParseName(full string) (ns, name string, err error) {
+	i := strings.LastIndexByte(full, '.')
+	if i <= 0 || i == len(full)-1 {
+		return "", "", fmt.Errorf("%w: table name %q must be NAMESPACE.NAME", ErrInvalid, full)
+	}
+	return full[:i], full[i+1:], nil
+}
+
+func validate(def *Definition) error {
+	for _, level := range strings.Split(def.Namespace, ".") {
+		if !nameRE.MatchString(level) {
+			return fmt.Errorf("%w: namespace %q: each level must match %s", ErrInvalid, def.Namespace, nameRE)
+		}
+	}
+	if !nameRE.MatchString(def.Name) {
+		return fmt.Errorf("%w: name %q must match %s", ErrInvalid, def.Name, nameRE)
+	}
+	if def.Topic == "" {
+		return fmt.Errorf("%w: topic is required", ErrInvalid)
+	}
+	if def.KeyFormat == "" {
+		def.KeyFormat = string(codec.Raw)
+	}
+	if def.Start == "" {
+		def.Start = "earliest"
+	}
+	if def.Start != "earliest" && def.Start != "latest" {
+		return fmt.Errorf("%w: start must be earliest or latest, not %q", ErrInvalid, def.Start)
+	}
+	for _, f := range []string{def.ValueFormat, def.KeyFormat} {
+		switch codec.Format(f) {
+		case codec.Raw, codec.String, codec.JSON:
+		default:
+			return fmt.Errorf("%w: format %q: must be raw, string or json", ErrInvalid, f)
+		}
+	}
+	return nil
+}
+
+// Schemas returns the table schema and dead-letter schema a definition
+// produces, or an error wrapping ErrInvalid.
+func Schemas(def *Definition) (table, dlq *iceberg.Schema, err error) {
+	if err := validate(def); err != nil {
+		return nil, nil, err
+	}
+	var declared *iceberg.Schema
+	if len(def.Schema) > 0 && string(def.Schema) != "null" {
+		declared = new(iceberg.Schema)
+		if err := json.Unmarshal(def.Schema, declared); err != nil {
+			return nil, nil, fmt.Errorf("%w: schema: %w", ErrInvalid, err)
+		}
+	}
+	table, err = codec.TableSchema(codec.Format(def.KeyFormat), codec.Format(def.ValueFormat), declared)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return table, codec.DLQSchema(codec.Format(def.KeyFormat)), nil
+}
+
+// PartitionStart is where indexing of a partition begins.
+type PartitionStart struct {
+	Partition int32
+	Offset    int64
+}
+
+// Create stores a table, its dead-letter table, one start offset and one
+// partition lease per partition, the writer lease, and the initial (empty)
+// metadata of both tables, in one transaction. def must have passed
+// Schemas. It returns ErrExists when the name is taken.
+func Create(ctx context.Context, pool *pgxpool.Pool, warehouse string, def Definition, starts []PartitionStart) (*Table, error) {
+	schema, dlqSchema, err := Schemas(&def)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback(ctx)
+	t, err := insertTable(ctx, tx, warehouse, def, def.Name, schema, nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := insertTable(ctx, tx, warehouse, def, def.Name+DLQSuffix, dlqSchema, &t.ID); err != nil {
+		return nil, err
+	}
+	for _, s := range starts {
+		if _, err := tx.Exec(ctx, `INSERT INTO partitions (table_id, partition, start_offset) VALUES ($1, $2, $3)`,
+			t.ID, s.Partition, s.Offset); err != nil {
+			return nil, err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO leases (scope, table_id, kind, partition) VALUES ($1, $2, 'partition', $3)`,
+			PartitionScope(t.ID, s.Partition), t.ID, s.Partition); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO leases (scope, table_id, kind) VALUES ($1, $2, 'writer')`,
+		WriterScope(t.ID), t.ID); err != nil {
+		return nil, err
+	}
+	return t, tx.Commit(ctx)
+}
+
+// AddPartitions records start offsets and partition leases for partitions
+// the topic gained (design §4.1: the writer adds them). Existing ones are
+// left as they are.
+func AddPartitions(ctx context.Context, pool *pgxpool.Pool, tableID int64, starts []PartitionStart) error {
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	for _, s := range starts {
+		if _, err := tx.Exec(ctx, `INSERT INTO partitions (table_id, partition, start_offset) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+			tableID, s.Partition, s.Offset); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO leases (scope, table_id, kind, partition) VALUES ($1, $2, 'partition', $3) ON CONFLICT DO NOTHING`,
+			PartitionScope(tableID, s.Partition), tableID, s.Partition); err != nil {
+			return err
+		}
+	}
+	return tx.Commit(ctx)
+}
+
+// PartitionScope is the lease scope of a table's partition.
+func PartitionScope(tableID int64, partition int32) string {
+	return fmt.Sprintf("%d/partition/%d", tableID, partition)
+}
+
+// WriterScope is the lease scope of a table's writer.
+func WriterScope(tableID int64) string { return fmt.Sprintf("%d/writer", tableID) }
+
+func insertTable(ctx context.Context, tx pgx.Tx, warehouse string, def Definition, name string, schema *iceberg.Schema, dlqOf *int64) (*Table, error) {
+	id := uuid.New()
+	location := "s3://" + warehouse + "/" + strings.ReplaceAll(def.Namespace, ".", "/") + "/" + name
+	props := map[string]string{"mink.topic": def.Topic, "mink.value-format": def.ValueFormat, "mink.key-format": def.KeyFormat}
+	for k, v := range def.Properties {
+		props[k] = v
+	}
+	if dlqOf != nil {
+		props["mink.dead-letters-of"] = def.Namespace + "." + def.Name
+	}
+	metaLoc, metaJSON, err := icebergmeta.NewTable(schema, location, id, props)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	schemaJSON, err := json.Marshal(schema)
+	if err != nil {
+		return nil, err
+	}
+	propsJSON, _ := json.Marshal(def.Properties)
+	if def.Properties == nil {
+		propsJSON = []byte("{}")
+	}
+	t := &Table{Namespace: def.Namespace, Name: name, Topic: def.Topic,
+		ValueFormat: codec.Format(def.ValueFormat), KeyFormat: codec.Format(def.KeyFormat), Schema: schema,
+		Start: def.Start, Properties: def.Properties, UUID: id, Location: location, DLQOf: dlqOf, MetadataLocation: metaLoc}
+	if dlqOf != nil {
+		t.ValueFormat = codec.Raw
+	}
+	err = tx.QueryRow(ctx, `
+		INSERT INTO tables (namespace, name, topic, value_format, key_format, schema_json, start, properties,
+		                    table_uuid, location, dlq_of, metadata_location)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
+		t.Namespace, t.Name, t.Topic, string(t.ValueFormat), string(t.KeyFormat), schemaJSON, t.Start, propsJSON,
+		id, location, dlqOf, metaLoc).Scan(&t.ID)
+	if err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+			return nil, fmt.Errorf("%w: %s.%s", ErrExists, def.Namespace, name)
+		}
+		return nil, err
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO metadata_files (path, table_id, content) VALUES ($1, $2, $3)`,
+		Key(metaLoc), t.ID, metaJSON); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+const selectTable = `
+	SELECT id, namespace, name, topic, value_format, key_format, schema_json, start, properties,
+	       table_uuid, location, dlq_of, metadata_location, current_snapshot_id, last_sequence_number
+	FROM tables`
+
+// Querier is a pool, connection or transaction.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func scan(row pgx.Row) (*Table, error) {
+	var t Table
+	var schemaJSON, propsJSON []byte
+	var vf, kf string
+	err := row.Scan(&t.ID, &t.Namespace, &t.Name, &t.Topic, &vf, &kf, &schemaJSON, &t.Start, &propsJSON,
+		&t.UUID, &t.Location, &t.DLQOf, &t.MetadataLocation, &t.CurrentSnapshotID, &t.LastSequenceNumber)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	t.ValueFormat, t.KeyFormat = codec.Format(vf), codec.Format(kf)
+	t.Schema = new(iceberg.Schema)
+	if err := json.Unmarshal(schemaJSON, t.Schema); err != nil {
+		return nil, fmt.Errorf("table %d: stored schema: %w", t.ID, err)
+	}
+	if err := json.Unmarshal(propsJSON, &t.Properties); err != nil {
+		return nil, fmt.Errorf("table %d: stored properties: %w", t.ID, err)
+	}
+	return &t, nil
+}
+
+// Get returns the table with id, or ErrNotFound.
+func Get(ctx context.Context, q Querier, id int64) (*Table, error) {
+	return scan(q.QueryRow(ctx, selectTable+` WHERE id = $1`, id))
+}
+
+// GetByName returns the table ns.name, or ErrNotFound.
+func GetByName(ctx context.Context, q Querier, ns, name string) (*Table, error) {
+	return scan(q.QueryRow(ctx, selectTable+` WHERE namespace = $1 AND name = $2`, ns, name))
+}
+
+// GetByKey returns the table whose location key is tableKey.
+func GetByKey(ctx context.Context, q Querier, warehouse, tableKey string) (*Table, error) {
+	return scan(q.QueryRow(ctx, selectTable+` WHERE location = $1`, "s3://"+warehouse+"/"+tableKey))
+}
+
+// DLQ returns the dead-letter table of table id.
+func DLQ(ctx context.Context, q Querier, id int64) (*Table, error) {
+	return scan(q.QueryRow(ctx, selectTable+` WHERE dlq_of = $1`, id))
+}
+
+// List returns every table, dead-letter tables included, by name.
+func List(ctx context.Context, q Querier) ([]*Table, error) {
+	rows, err := q.Query(ctx, selectTable+` ORDER BY namespace, name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Table
+	for rows.Next() {
+		t, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// Delete removes a table, its dead-letter table and everything they own
+// (leases, ranges, snapshots, metadata files). The topic is untouched.
+func Delete(ctx context.Context, pool *pgxpool.Pool, ns, name string) error {
+	tag, err := pool.Exec(ctx, `DELETE FROM tables WHERE namespace = $1 AND name = $2 AND dlq_of IS NULL`, ns, name)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return nil
+}

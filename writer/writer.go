@@ -1,0 +1,275 @@
+// Package writer runs the job of a table's writer lease (design §4.6): on
+// every commit interval it appends the table's newly indexed data files as
+// one Iceberg snapshot, and those of its dead-letter table as another, each
+// in one transaction fenced by the writer epoch and compare-and-swapped on
+// the table's metadata location. It also adds partition leases when the
+// topic gains partitions.
+//
+// Assembly, statistics files, expiry and collection come later.
+package writer
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/minkhq/mink/cluster"
+	"github.com/minkhq/mink/datafile"
+	"github.com/minkhq/mink/icebergmeta"
+	"github.com/minkhq/mink/kafka"
+	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/tables"
+)
+
+// ErrConcurrentCommit is returned when the table's metadata location moved
+// underneath a commit (another writer committed; should not happen while
+// fencing holds).
+var ErrConcurrentCommit = errors.New("writer: metadata location changed during commit")
+
+// Config tunes the writer.
+type Config struct {
+	// CommitInterval is how often new ranges are committed. Default 2s.
+	CommitInterval time.Duration
+	// MaxFilesPerCommit caps the data files one snapshot adds. Default 10000.
+	MaxFilesPerCommit int
+	// PartitionCheckInterval is how often the topic's partition count is
+	// compared with the table's leases. Default 30s.
+	PartitionCheckInterval time.Duration
+	Registerer             prometheus.Registerer
+	Logger                 *slog.Logger
+}
+
+// Writer commits snapshots for held writer leases.
+type Writer struct {
+	pool    *pgxpool.Pool
+	kafka   *kafka.Client
+	cfg     Config
+	commits *prometheus.CounterVec
+}
+
+// New returns a writer.
+func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Writer {
+	if cfg.CommitInterval <= 0 {
+		cfg.CommitInterval = 2 * time.Second
+	}
+	if cfg.MaxFilesPerCommit <= 0 {
+		cfg.MaxFilesPerCommit = 10000
+	}
+	if cfg.PartitionCheckInterval <= 0 {
+		cfg.PartitionCheckInterval = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	w := &Writer{pool: pool, kafka: kc, cfg: cfg,
+		commits: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_commits_total", Help: "Snapshots committed."}, []string{"table"})}
+	if cfg.Registerer != nil {
+		if err := cfg.Registerer.Register(w.commits); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if !errors.As(err, &are) {
+				cfg.Logger.Warn("writer metrics", "err", err)
+			}
+		}
+	}
+	return w
+}
+
+// Run commits for the lease's table until ctx is done. It returns
+// pgstore.ErrFenced (wrapped) when a commit is rejected for a stale epoch.
+func (w *Writer) Run(ctx context.Context, l cluster.Lease) error {
+	log := w.cfg.Logger.With("scope", l.Scope, "epoch", l.Epoch, "table_id", l.TableID)
+	tick := time.NewTicker(w.cfg.CommitInterval)
+	defer tick.Stop()
+	var lastCheck time.Time
+	for {
+		t, err := tables.Get(ctx, w.pool, l.TableID)
+		if errors.Is(err, tables.ErrNotFound) {
+			return err
+		}
+		if err == nil {
+			var dlq *tables.Table
+			dlq, err = tables.DLQ(ctx, w.pool, l.TableID)
+			for _, tbl := range []*tables.Table{t, dlq} {
+				if err != nil {
+					break
+				}
+				err = w.commit(ctx, l, tbl)
+			}
+			if err == nil && time.Since(lastCheck) >= w.cfg.PartitionCheckInterval {
+				lastCheck = time.Now()
+				if perr := w.checkPartitions(ctx, t); perr != nil {
+					log.Warn("writer: partition check failed", "err", perr)
+				}
+			}
+		}
+		if errors.Is(err, pgstore.ErrFenced) {
+			log.Warn("writer: fenced, stopping", "err", err)
+			return err
+		}
+		if err != nil && ctx.Err() == nil {
+			log.Warn("writer: commit failed, will retry", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+type pending struct {
+	path      string
+	partition int32
+	size      int64
+	stats     datafile.Stats
+}
+
+// commit appends t's uncommitted data files in one snapshot.
+func (w *Writer) commit(ctx context.Context, l cluster.Lease, t *tables.Table) error {
+	rows, err := w.pool.Query(ctx, `
+		SELECT path, partition, file_size, stats FROM data_files
+		WHERE table_id = $1 AND committed_snapshot_id IS NULL
+		ORDER BY partition, start_offset LIMIT $2`, t.ID, w.cfg.MaxFilesPerCommit)
+	if err != nil {
+		return err
+	}
+	var files []pending
+	for rows.Next() {
+		var p pending
+		var stats []byte
+		if err := rows.Scan(&p.path, &p.partition, &p.size, &stats); err != nil {
+			rows.Close()
+			return err
+		}
+		if err := json.Unmarshal(stats, &p.stats); err != nil {
+			rows.Close()
+			return fmt.Errorf("writer: stats of %s: %w", p.path, err)
+		}
+		files = append(files, p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return nil
+	}
+
+	var meta []byte
+	var now time.Time
+	if err := w.pool.QueryRow(ctx, `SELECT content, now() FROM metadata_files WHERE path = $1`,
+		tables.Key(t.MetadataLocation)).Scan(&meta, &now); err != nil {
+		return fmt.Errorf("writer: current metadata of %s: %w", t.FullName(), err)
+	}
+	added := make([]icebergmeta.AddedFile, len(files))
+	paths := make([]string, len(files))
+	warehouse := t.Location[:len(t.Location)-len(tables.Key(t.Location))]
+	for i, f := range files {
+		added[i] = icebergmeta.AddedFile{Path: warehouse + f.path, Partition: f.partition, FileSize: f.size, Stats: f.stats}
+		paths[i] = f.path
+	}
+	res, err := icebergmeta.Append(ctx, icebergmeta.AppendInput{
+		Metadata: meta, MetadataLocation: t.MetadataLocation, Added: added,
+		SnapshotID: newSnapshotID(), Now: now, Read: w.read,
+	})
+	if err != nil {
+		return fmt.Errorf("writer: build snapshot of %s: %w", t.FullName(), err)
+	}
+
+	tx, err := w.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	// The snapshot row goes first: its fencing trigger locks the writer
+	// lease FOR SHARE, so the lease cannot change hands before commit.
+	_, err = tx.Exec(ctx, `
+		INSERT INTO snapshots (table_id, snapshot_id, parent_snapshot_id, sequence_number, operation, manifest_list,
+		                       metadata_location, lease_scope, lease_holder, lease_epoch)
+		VALUES ($1, $2, $3, $4, 'append', $5, $6, $7, $8, $9)`,
+		t.ID, res.SnapshotID, t.CurrentSnapshotID, res.SequenceNumber, res.ManifestList, res.MetadataLocation,
+		l.Scope, l.Holder, l.Epoch)
+	if err != nil {
+		return pgstore.Fenced(err)
+	}
+	for _, f := range res.Files {
+		if _, err := tx.Exec(ctx, `INSERT INTO metadata_files (path, table_id, content) VALUES ($1, $2, $3)`,
+			tables.Key(f.Location), t.ID, f.Content); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO metadata_files (path, table_id, content) VALUES ($1, $2, $3)`,
+		tables.Key(res.MetadataLocation), t.ID, res.Metadata); err != nil {
+		return err
+	}
+	tag, err := tx.Exec(ctx, `
+		UPDATE tables SET metadata_location = $2, current_snapshot_id = $3, last_sequence_number = $4
+		WHERE id = $1 AND metadata_location = $5`,
+		t.ID, res.MetadataLocation, res.SnapshotID, res.SequenceNumber, t.MetadataLocation)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() != 1 {
+		return ErrConcurrentCommit
+	}
+	if _, err := tx.Exec(ctx, `UPDATE data_files SET committed_snapshot_id = $2 WHERE table_id = $1 AND path = ANY($3)`,
+		t.ID, res.SnapshotID, paths); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return pgstore.Fenced(err)
+	}
+	w.commits.WithLabelValues(t.FullName()).Inc()
+	w.cfg.Logger.Debug("writer: committed", "table", t.FullName(), "snapshot_id", res.SnapshotID,
+		"sequence_number", res.SequenceNumber, "files", len(files))
+	return nil
+}
+
+func (w *Writer) read(ctx context.Context, location string) ([]byte, error) {
+	var b []byte
+	err := w.pool.QueryRow(ctx, `SELECT content FROM metadata_files WHERE path = $1`, tables.Key(location)).Scan(&b)
+	if err != nil {
+		return nil, fmt.Errorf("writer: read %s: %w", location, err)
+	}
+	return b, nil
+}
+
+// checkPartitions adds leases for partitions the topic gained; they start
+// at their log start offset.
+func (w *Writer) checkPartitions(ctx context.Context, t *tables.Table) error {
+	offs, err := w.kafka.ListOffsets(ctx, t.Topic)
+	if err != nil {
+		return err
+	}
+	var have int
+	if err := w.pool.QueryRow(ctx, `SELECT count(*) FROM partitions WHERE table_id = $1`, t.ID).Scan(&have); err != nil {
+		return err
+	}
+	if len(offs) <= have {
+		return nil
+	}
+	var starts []tables.PartitionStart
+	for p, o := range offs {
+		starts = append(starts, tables.PartitionStart{Partition: p, Offset: o.LogStart})
+	}
+	return tables.AddPartitions(ctx, w.pool, t.ID, starts)
+}
+
+// newSnapshotID returns a random positive 63-bit id.
+func newSnapshotID() int64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	id := int64(binary.BigEndian.Uint64(b[:]) >> 1)
+	if id == 0 {
+		id = 1
+	}
+	return id
+}
