@@ -181,7 +181,6 @@ func decode[T any](t *testing.T, body []byte) T {
 }
 
 func TestNewChecksConfig(t *testing.T) {
-	t.Parallel()
 	pool, _ := pgtest.Pool(t)
 	for _, cfg := range []catalog.Config{
 		{},
@@ -200,7 +199,6 @@ func TestNewChecksConfig(t *testing.T) {
 }
 
 func TestConfigEndpoint(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t, catalog.Config{AdvertiseURL: advertise + "/", Region: "eu-west-1"})
 	for _, path := range []string{"/v1/config", "/v1/config?warehouse=mink", "/v1/config?warehouse=elsewhere"} {
 		rsp, body := f.do("GET", path)
@@ -234,7 +232,6 @@ func TestConfigEndpoint(t *testing.T) {
 }
 
 func TestLoadTableResult(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t, catalog.Config{AccessKeyID: "ak", SecretAccessKey: "sk"})
 	s := f.addTable("demo", "orders")
 
@@ -272,7 +269,6 @@ func TestLoadTableResult(t *testing.T) {
 }
 
 func TestTableETag(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t, catalog.Config{})
 	s := f.addTable("demo", "orders")
 	const path = "/v1/namespaces/demo/tables/orders"
@@ -310,7 +306,6 @@ func TestTableETag(t *testing.T) {
 }
 
 func TestHead(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t, catalog.Config{})
 	f.addTable("a.b", "orders")
 	for path, status := range map[string]int{
@@ -330,7 +325,6 @@ func TestHead(t *testing.T) {
 }
 
 func TestNotFound(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t, catalog.Config{})
 	f.addTable("a.b", "orders")
 	for _, c := range []struct{ path, typ string }{
@@ -356,7 +350,6 @@ func TestNotFound(t *testing.T) {
 }
 
 func TestWritesForbidden(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t, catalog.Config{})
 	f.addTable("a.b", "orders")
 	for _, route := range []string{
@@ -389,7 +382,6 @@ func TestWritesForbidden(t *testing.T) {
 }
 
 func TestViews(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t, catalog.Config{})
 	f.addTable("a", "orders")
 	rsp, body := f.do("GET", "/v1/namespaces/a/views")
@@ -413,7 +405,6 @@ type listTables struct {
 }
 
 func TestMultipartNamespaces(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t, catalog.Config{})
 	f.addTable("a.b", "orders")
 	f.addTable("a.b", "orders~dlq")
@@ -461,7 +452,6 @@ func TestMultipartNamespaces(t *testing.T) {
 }
 
 func TestPaging(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t, catalog.Config{})
 	for i := range 5 {
 		f.addTable("p", fmt.Sprintf("t%d", i))

@@ -46,7 +46,6 @@ func captureS3Props(t *testing.T) func() map[string]string {
 }
 
 func TestIcebergGoClient(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t, catalog.Config{})
 	orders := f.addTable("shop.eu", "orders")
 	f.addTable("shop.eu", "orders~dlq")
@@ -140,7 +139,6 @@ func TestIcebergGoClient(t *testing.T) {
 // negotiate endpoints (a proxy drops them from /v1/config): its writes reach
 // Mink and fail as forbidden.
 func TestIcebergGoClientWithoutEndpoints(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t, catalog.Config{})
 	f.addTable("shop", "orders")
 	ctx := context.Background()

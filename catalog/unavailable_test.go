@@ -63,7 +63,6 @@ func serve(t *testing.T, cfg catalog.Config, pool *pgxpool.Pool) string {
 }
 
 func TestUnavailable(t *testing.T) {
-	t.Parallel()
 	cfg := catalog.Config{QueryTimeout: 200 * time.Millisecond, RetryAfter: 500 * time.Millisecond}
 
 	t.Run("refused", func(t *testing.T) {
@@ -116,7 +115,6 @@ func TestUnavailable(t *testing.T) {
 }
 
 func TestLoader(t *testing.T) {
-	t.Parallel()
 	var loaderErr atomic.Pointer[error]
 	f := newFixture(t, catalog.Config{Loader: catalog.LoaderFunc(
 		func(ctx context.Context, committed catalog.Table) (catalog.Table, error) {

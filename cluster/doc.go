@@ -69,18 +69,18 @@
 // lease_ttl/6) before any lease can expire. Each attempt has its own timeout
 // (lease_ttl/3), so a hanging Postgres cannot hold the loop past the window.
 //
-//	                 renewal ok: window = attempt start + ttl − margin
-//	                +-------------------+
-//	                |                   |
-//	                v                   |
-//	  start --> [trusted] -- renewal ok --+
-//	                |  ^
-//	 window ends,   |  |  renewal ok: jobs of the leases it still
-//	 no renewal:    |  |  holds restart; lost ones are retaken
-//	 jobs stop      v  |  by Plan under a new epoch
-//	             [distrusted] -- renewal fails --+
-//	                ^                            |
-//	                +----------------------------+
+//	                renewal ok: window = attempt start + ttl − margin
+//	               +-------------------+
+//	               |                   |
+//	               v                   |
+//	 start --> [trusted] -- renewal ok --+
+//	               |  ^
+//	window ends,   |  |  renewal ok: jobs of the leases it still
+//	no renewal:    |  |  holds restart; lost ones are retaken
+//	jobs stop      v  |  by Plan under a new epoch
+//	            [distrusted] -- renewal fails --+
+//	               ^                            |
+//	               +----------------------------+
 //
 // In the distrusted state the node keeps its last view of the members (for
 // forwarding reads to owners, §3.5) and keeps trying rounds; no restart is

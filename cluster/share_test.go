@@ -244,7 +244,7 @@ func TestPlanConverges(t *testing.T) {
 // or crashes (its leases expire), and the cluster converges again.
 func TestPlanJoinLeave(t *testing.T) {
 	t.Parallel()
-	for seed := range uint64(200) {
+	for seed := range uint64(150) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 2))
 			s := randomCluster(t, rng)

@@ -15,6 +15,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/minkhq/mink/internal/pglocal"
+
 	"github.com/minkhq/mink/node"
 )
 
@@ -46,7 +48,7 @@ type DevConfig struct {
 
 // Env is a running development environment.
 type Env struct {
-	Postgres *Postgres
+	Postgres *pglocal.Postgres
 	Kafka    *kfake.Cluster // nil with an external Kafka
 	Brokers  []string
 	Nodes    []*node.Node
@@ -97,7 +99,7 @@ func StartEnv(ctx context.Context, cfg DevConfig) (env *Env, err error) {
 	}()
 	pgURL := cfg.PostgresURL
 	if pgURL == "" {
-		if env.Postgres, err = StartPostgres(ctx); err != nil {
+		if env.Postgres, err = pglocal.StartPostgres(ctx); err != nil {
 			return nil, err
 		}
 		pgURL = env.Postgres.URL

@@ -180,14 +180,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	wr := writer.New(n.pool, n.kafka, writer.Config{CommitInterval: cfg.CommitInterval, Registerer: reg, Logger: log})
 	n.cluster, err = cluster.New(n.pool, cluster.Config{
 		NodeID: cfg.NodeID, AdvertiseURL: cfg.Advertise, Roles: cfg.Roles,
-		LeaseTTL: cfg.LeaseTTL, MaxPartitions: cfg.MaxPartitions, Logger: log,
+		LeaseTTL: cfg.LeaseTTL, MaxPartitions: cfg.MaxPartitions, Logger: cfg.Logger, // adds node_id itself
 	}, jobs{ix: ix, wr: wr})
 	if err != nil {
 		return nil, err
 	}
 	n.objects, err = objects.New(objects.Config{
 		NodeID: cfg.NodeID, Warehouse: cfg.Warehouse, CacheDir: cfg.CacheDir, CacheSize: cfg.CacheSize,
-		Logger: log, Registerer: reg,
+		Logger: cfg.Logger, Registerer: reg, // adds node_id itself
 	}, n.pool, indexer.NewBuilder(n.pool, n.kafka), n.cluster.Members)
 	if err != nil {
 		return nil, err

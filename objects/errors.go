@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jackc/puddle/v2"
-
 	"github.com/minkhq/mink/pgstore"
 )
 
@@ -109,6 +107,5 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, status int, 
 // cannot be reached now. A closed pool counts: it only happens while the
 // node shuts down, and another node can answer.
 func dbUnavailable(err error) bool {
-	return pgstore.IsUnavailable(err) || errors.Is(err, puddle.ErrClosedPool) ||
-		errors.Is(err, context.DeadlineExceeded)
+	return pgstore.IsUnavailable(err)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/jackc/puddle/v2"
 	"github.com/pressly/goose/v3"
 )
 
@@ -133,7 +134,8 @@ func Fenced(err error) error {
 
 // IsUnavailable reports whether err means PostgreSQL could not be reached
 // or did not answer (connection refused, reset, timeout, server shutting
-// down), as opposed to a query the server rejected.
+// down, pool closed), as opposed to a query the server rejected. Callers
+// answer such errors with 503 and retry.
 func IsUnavailable(err error) bool {
 	if err == nil {
 		return false
@@ -145,6 +147,11 @@ func IsUnavailable(err error) bool {
 	}
 	if errors.Is(err, context.Canceled) {
 		return false
+	}
+	// A closed pool only happens while a node shuts down; another node can
+	// answer. A deadline means the server did not answer in time.
+	if errors.Is(err, puddle.ErrClosedPool) || errors.Is(err, context.DeadlineExceeded) {
+		return true
 	}
 	return pgconn.SafeToRetry(err) || pgconn.Timeout(err) || isConnectError(err)
 }

@@ -1,6 +1,6 @@
 // Package pgtest gives tests a real PostgreSQL, found the way users find
 // it: MINK_TEST_POSTGRES_URL when set, otherwise one throwaway cluster from
-// the system's binaries for the whole test binary (devenv.StartPostgres).
+// the system's binaries for the whole test binary (pglocal.StartPostgres).
 // Each test gets a schema of its own, migrated, and dropped at cleanup.
 package pgtest
 
@@ -16,7 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/minkhq/mink/devenv"
+	"github.com/minkhq/mink/internal/pglocal"
 	"github.com/minkhq/mink/pgstore"
 )
 
@@ -34,7 +34,7 @@ func run(m *testing.M) int {
 	if os.Getenv(EnvURL) != "" {
 		return m.Run()
 	}
-	pg, err := devenv.StartPostgres(context.Background())
+	pg, err := pglocal.StartPostgres(context.Background())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pgtest:", err)
 		return 1

@@ -13,7 +13,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/minkhq/mink/devenv"
+	"github.com/minkhq/mink/internal/pglocal"
 	"github.com/minkhq/mink/internal/pgtest"
 )
 
@@ -31,7 +31,7 @@ func main() {
 
 func run(args []string) int {
 	if os.Getenv(pgtest.EnvURL) == "" {
-		pg, err := devenv.StartPostgres(context.Background())
+		pg, err := pglocal.StartPostgres(context.Background())
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "withpg:", err)
 			return 1

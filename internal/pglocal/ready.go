@@ -1,4 +1,4 @@
-package devenv
+package pglocal
 
 import (
 	"context"
@@ -22,7 +22,7 @@ func waitReady(ctx context.Context, url string, timeout time.Duration) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("devenv: postgres not ready: %w", err)
+			return fmt.Errorf("pglocal: postgres not ready: %w", err)
 		}
 		select {
 		case <-ctx.Done():

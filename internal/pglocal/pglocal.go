@@ -1,4 +1,6 @@
-package devenv
+// Package pglocal starts throwaway PostgreSQL clusters from the system's
+// binaries, for `mink dev` and for tests (one cluster per test run).
+package pglocal
 
 import (
 	"context"
@@ -31,7 +33,7 @@ type Postgres struct {
 
 // ErrNoPostgres is returned when no PostgreSQL server binaries are found.
 // `make` installs them from Debian's packages (postgresql).
-var ErrNoPostgres = errors.New("devenv: no PostgreSQL server binaries (initdb, postgres) found; install Debian's postgresql package")
+var ErrNoPostgres = errors.New("pglocal: no PostgreSQL server binaries (initdb, postgres) found; install Debian's postgresql package")
 
 // FindPostgresBin returns the directory holding initdb and postgres: the
 // one on PATH, else the newest /usr/lib/postgresql/<version>/bin.
@@ -74,7 +76,7 @@ func StartPostgres(ctx context.Context) (*Postgres, error) {
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
-			return nil, fmt.Errorf("devenv: running as root needs the postgres user: %w", err)
+			return nil, fmt.Errorf("pglocal: running as root needs the postgres user: %w", err)
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
@@ -98,7 +100,7 @@ func StartPostgres(ctx context.Context) (*Postgres, error) {
 	data := filepath.Join(pg.dir, "data")
 	initdb := pg.command(ctx, "initdb", "-D", data, "-U", "mink", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync")
 	if out, err := initdb.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("devenv: initdb: %w: %s", err, out)
+		return nil, fmt.Errorf("pglocal: initdb: %w: %s", err, out)
 	}
 	port, err := freePort()
 	if err != nil {
@@ -117,12 +119,12 @@ func StartPostgres(ctx context.Context) (*Postgres, error) {
 	// which then stops the server in order.
 	pg.cmd.SysProcAttr.Setpgid = true
 	if err := pg.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("devenv: start postgres: %w", err)
+		return nil, fmt.Errorf("pglocal: start postgres: %w", err)
 	}
 	pg.URL = fmt.Sprintf("postgres://mink@127.0.0.1:%d/postgres?sslmode=disable", port)
 	if err := waitTCP(ctx, fmt.Sprintf("127.0.0.1:%d", port), 30*time.Second); err != nil {
 		log, _ := os.ReadFile(filepath.Join(pg.dir, "postgres.log"))
-		return nil, fmt.Errorf("devenv: postgres did not start: %w: %s", err, log)
+		return nil, fmt.Errorf("pglocal: postgres did not start: %w: %s", err, log)
 	}
 	// Accepting TCP is not accepting queries; pg_isready-like wait.
 	if err := waitReady(ctx, pg.URL, 30*time.Second); err != nil {

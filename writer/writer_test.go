@@ -1,0 +1,120 @@
+package writer_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minkhq/mink/cluster"
+	"github.com/minkhq/mink/indexer"
+	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/kafka"
+	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/tables"
+	"github.com/minkhq/mink/writer"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// The writer commits indexed ranges as snapshots; a writer whose lease was
+// taken over cannot commit (Postgres rejects the stale epoch) and stops.
+func TestWriterCommitsAndIsFenced(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := pgtest.Pool(t)
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "w"))
+	require.NoError(t, err)
+	defer kf.Close()
+	kc, err := kafka.New(kafka.Config{Brokers: kf.ListenAddrs()})
+	require.NoError(t, err)
+	defer kc.Close()
+	tbl, err := tables.Create(ctx, pool, "mink", tables.Definition{Namespace: "t", Name: "w", Topic: "w", ValueFormat: "raw"},
+		[]tables.PartitionStart{{Partition: 0}, {Partition: 1}})
+	require.NoError(t, err)
+	take := func(scope, holder string) cluster.Lease {
+		var l cluster.Lease
+		require.NoError(t, pool.QueryRow(ctx, `
+			UPDATE leases SET holder = $2, epoch = epoch + 1, expires_at = now() + interval '1 minute'
+			WHERE scope = $1 RETURNING scope, table_id, kind, coalesce(partition, 0), holder, epoch`, scope, holder).
+			Scan(&l.Scope, &l.TableID, &l.Kind, &l.Partition, &l.Holder, &l.Epoch))
+		return l
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	require.NoError(t, err)
+	defer cl.Close()
+	produce := func(p int32, n int) {
+		var recs []*kgo.Record
+		for i := 0; i < n; i++ {
+			recs = append(recs, &kgo.Record{Topic: "w", Partition: p, Value: []byte{byte(i)}})
+		}
+		require.NoError(t, cl.ProduceSync(ctx, recs...).FirstErr())
+	}
+	snapshotCount := func() (n int) {
+		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM snapshots WHERE table_id = $1`, tbl.ID).Scan(&n))
+		return n
+	}
+	uncommitted := func() (n int) {
+		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM data_files WHERE table_id = $1 AND committed_snapshot_id IS NULL`, tbl.ID).Scan(&n))
+		return n
+	}
+	wait := func(what string, cond func() bool) {
+		deadline := time.Now().Add(20 * time.Second)
+		for !cond() {
+			require.False(t, time.Now().After(deadline), "timed out waiting for %s", what)
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+
+	ixCtx, stopIx := context.WithCancel(ctx)
+	defer stopIx()
+	ix := indexer.New(pool, kc, indexer.Config{FlushInterval: 50 * time.Millisecond})
+	for p := int32(0); p < 2; p++ {
+		go func() { _ = ix.Run(ixCtx, take(tables.PartitionScope(tbl.ID, p), "node-a")) }()
+	}
+
+	w := writer.New(pool, kc, writer.Config{CommitInterval: 50 * time.Millisecond})
+	wl := take(tables.WriterScope(tbl.ID), "node-a")
+	wctx, stopW := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx, wl) }()
+	produce(0, 10)
+	produce(1, 7)
+	wait("commit of 17 records", func() bool {
+		var total int64
+		_ = pool.QueryRow(ctx, `SELECT coalesce(sum(record_count), 0) FROM data_files WHERE table_id = $1 AND committed_snapshot_id IS NOT NULL`, tbl.ID).Scan(&total)
+		return total == 17
+	})
+	committed := snapshotCount()
+	require.GreaterOrEqual(t, committed, 1)
+
+	// The metadata the table points at parses and lists every committed row.
+	var loc string
+	var meta []byte
+	require.NoError(t, pool.QueryRow(ctx, `SELECT t.metadata_location, m.content FROM tables t JOIN metadata_files m ON m.path = substr(t.metadata_location, length('s3://mink/') + 1) WHERE t.id = $1`, tbl.ID).Scan(&loc, &meta))
+	md, err := table.ParseMetadataBytes(meta)
+	require.NoError(t, err)
+	require.Equal(t, "17", md.CurrentSnapshot().Summary.Properties["total-records"])
+	require.EqualValues(t, committed, len(md.Snapshots()))
+
+	// Another node takes the writer lease; the old writer's next commit is
+	// rejected and it stops.
+	take(tables.WriterScope(tbl.ID), "node-b")
+	produce(0, 5)
+	select {
+	case err := <-done:
+		require.True(t, errors.Is(err, pgstore.ErrFenced), "got %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("stale writer kept running")
+	}
+	stopW()
+	require.Equal(t, committed, snapshotCount(), "no snapshot from the stale writer")
+	require.Positive(t, uncommitted(), "new ranges wait for the current writer")
+	var stillLoc string
+	require.NoError(t, pool.QueryRow(ctx, `SELECT metadata_location FROM tables WHERE id = $1`, tbl.ID).Scan(&stillLoc))
+	require.Equal(t, loc, stillLoc)
+}
