@@ -275,6 +275,7 @@ func TestTableETag(t *testing.T) {
 
 	rsp, body := f.do("GET", path)
 	require.Equal(t, http.StatusOK, rsp.StatusCode)
+	require.NotEmpty(t, body)
 	etag := rsp.Header.Get("ETag")
 	require.Regexp(t, `^"[0-9a-f]{32}"$`, etag)
 

@@ -39,7 +39,7 @@ func startEnv(t *testing.T, nodes int) *devenv.Env {
 
 // waitCommitted waits until every partition of table has its committed
 // offset at the high watermark.
-func waitCommitted(t *testing.T, nodeURL, table string) {
+func waitCommitted(t testing.TB, nodeURL, table string) {
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	var last string

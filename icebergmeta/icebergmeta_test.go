@@ -291,8 +291,11 @@ func TestNewTableAndTwoAppendsReadBackWithIcebergGo(t *testing.T) {
 		require.Len(t, m.Partitions(), 1)
 		require.Equal(t, le32(0), *m.Partitions()[0].LowerBound)
 		require.Equal(t, le32(1), *m.Partitions()[0].UpperBound)
-		entries, err := m.FetchEntries(s.memIO(t), false)
-		require.NoError(t, err)
+		var entries []iceberg.ManifestEntry
+		for e, err := range m.Entries(s.memIO(t), false) {
+			require.NoError(t, err)
+			entries = append(entries, e)
+		}
 		require.Len(t, entries, 3)
 		for _, e := range entries {
 			require.Equal(t, iceberg.EntryStatusADDED, e.Status())

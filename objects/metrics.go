@@ -3,8 +3,6 @@ package objects
 import (
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -135,27 +133,6 @@ func (s *Server) Stats() Stats {
 		BytesServed: c.bytesServed.Load(),
 	}
 }
-
-// countingWriter counts the body bytes written through it. It passes
-// ReadFrom through so that serving a cached file still uses sendfile.
-type countingWriter struct {
-	http.ResponseWriter
-	n int64
-}
-
-func (w *countingWriter) Write(p []byte) (int, error) {
-	n, err := w.ResponseWriter.Write(p)
-	w.n += int64(n)
-	return n, err
-}
-
-func (w *countingWriter) ReadFrom(r io.Reader) (int64, error) {
-	n, err := io.Copy(w.ResponseWriter, r) // uses the ResponseWriter's ReadFrom
-	w.n += n
-	return n, err
-}
-
-func (w *countingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // served records the bytes of one response.
 func (s *Server) served(source string, n int64) {

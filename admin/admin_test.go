@@ -1,0 +1,106 @@
+package admin_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/minkhq/mink/admin"
+	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/kafka"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func TestTablesAPI(t *testing.T) {
+	pool, _ := pgtest.Pool(t)
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "events"))
+	require.NoError(t, err)
+	defer kf.Close()
+	kc, err := kafka.New(kafka.Config{Brokers: kf.ListenAddrs()})
+	require.NoError(t, err)
+	defer kc.Close()
+	srv := httptest.NewServer(admin.New(pool, kc, admin.Config{NodeID: "n1", Warehouse: "mink"}))
+	defer srv.Close()
+
+	do := func(method, path, body string) (int, map[string]any) {
+		t.Helper()
+		req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+
+	code, body := do("POST", "/admin/v1/tables", `{"namespace":"app","name":"events","topic":"events","value_format":"string"}`)
+	require.Equal(t, http.StatusCreated, code, body)
+	require.Equal(t, "app", body["namespace"])
+	require.Equal(t, "s3://mink/app/events", body["location"])
+
+	bad := []struct {
+		body string
+		code int
+		msg  string
+	}{
+		{`{"namespace":"app","name":"events","topic":"events","value_format":"string"}`, 409, "already exists"},
+		{`{"namespace":"app","name":"x","topic":"nope","value_format":"string"}`, 404, "unknown topic"},
+		{`{"namespace":"app","name":"x","topic":"events","value_format":"xml"}`, 400, `format "xml"`},
+		{`{"namespace":"app","name":"x","topic":"events","value_format":"json"}`, 400, "schema"},
+		{`{"namespace":"app","name":"x","topic":"events","value_format":"json","schema":{"type":"struct","fields":[{"id":1,"name":"a","type":"nonsense"}]}}`, 400, "schema"},
+		{`{"namespace":"app","name":"a/b","topic":"events","value_format":"raw"}`, 400, "name"},
+		{`{"namespace":"app","name":"x~dlq","topic":"events","value_format":"raw"}`, 400, "name"},
+		{`{"namespace":"","name":"x","topic":"events","value_format":"raw"}`, 400, "namespace"},
+		{`{"namespace":"app","name":"x","value_format":"raw"}`, 400, "topic"},
+		{`{"namespace":"app","name":"x","topic":"events","value_format":"raw","start":"yesterday"}`, 400, "start"},
+		{`{"namespace":"app","name":"x","topic":"events","value_format":"raw","colour":"red"}`, 400, "colour"},
+		{`{"namespace":`, 400, "invalid"},
+	}
+	for _, b := range bad {
+		code, body := do("POST", "/admin/v1/tables", b.body)
+		require.Equal(t, b.code, code, b.body)
+		require.Contains(t, body["error"], b.msg, b.body)
+	}
+
+	code, body = do("GET", "/admin/v1/tables/app.events/partitions", "")
+	require.Equal(t, http.StatusOK, code)
+	parts := body["partitions"].([]any)
+	require.Len(t, parts, 4)
+	p0 := parts[0].(map[string]any)
+	require.EqualValues(t, 0, p0["indexed_offset"])
+	require.EqualValues(t, 0, p0["high_watermark"])
+	require.Nil(t, p0["holder"])
+
+	code, body = do("GET", "/admin/v1/leases", "")
+	require.Equal(t, http.StatusOK, code)
+	require.Len(t, body["leases"], 5, "4 partition leases and a writer lease")
+
+	code, body = do("GET", "/admin/v1/tables", "")
+	require.Equal(t, http.StatusOK, code)
+	require.Len(t, body["tables"], 2, "the table and its dead-letter table")
+
+	code, _ = do("GET", "/admin/v1/tables/app.nope", "")
+	require.Equal(t, http.StatusNotFound, code)
+	code, _ = do("GET", "/admin/v1/tables/nodots", "")
+	require.Equal(t, http.StatusBadRequest, code)
+	code, body = do("GET", "/admin/v1/nodes/n1/cache", "")
+	require.Equal(t, http.StatusNotFound, code, body)
+	code, _ = do("GET", "/admin/v1/nodes/ghost/cache", "")
+	require.Equal(t, http.StatusNotFound, code)
+
+	code, _ = do("DELETE", "/admin/v1/tables/app.events", "")
+	require.Equal(t, http.StatusNoContent, code)
+	code, _ = do("DELETE", "/admin/v1/tables/app.events", "")
+	require.Equal(t, http.StatusNotFound, code)
+	var n int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM leases`).Scan(&n))
+	require.Zero(t, n, "leases go with the table")
+}

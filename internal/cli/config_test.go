@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Precedence: flag > MINK_* variable > YAML file; the seed's names stay
+// (lease_ttl, max_partitions) and --kafka reads MINK_KAFKA_BROKERS.
+func TestConfigPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "mink.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("lease_ttl: 9s\nmax_partitions: 7\nkafka: [a:1, b:2]\ncache_size: 2GiB\nlisten: ':1'\n"), 0o600))
+	t.Setenv("MINK_LEASE_TTL", "5s")
+	t.Setenv("MINK_KAFKA_BROKERS", "env:9092")
+
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	ttl := fs.Duration("lease-ttl", 30*time.Second, "")
+	maxP := fs.Int("max-partitions", 0, "")
+	listen := fs.String("listen", ":8181", "")
+	var kafka listFlag
+	fs.Var(&kafka, "kafka", "")
+	size := bytesFlag(0)
+	fs.Var(&size, "cache-size", "")
+	require.NoError(t, parse(fs, []string{"--config", file, "--listen", ":2"}))
+	require.Equal(t, 5*time.Second, *ttl, "environment beats the file")
+	require.Equal(t, 7, *maxP, "file fills what nothing else set")
+	require.Equal(t, ":2", *listen, "flag beats the file")
+	require.Equal(t, listFlag{"env:9092"}, kafka, "MINK_KAFKA_BROKERS names --kafka")
+	require.EqualValues(t, 2<<30, size)
+
+	require.NoError(t, os.WriteFile(file, []byte("colour: red\n"), 0o600))
+	fs2 := flag.NewFlagSet("t", flag.ContinueOnError)
+	require.ErrorContains(t, parse(fs2, []string{"--config", file}), `unknown key "colour"`)
+}
+
+func TestParseBytes(t *testing.T) {
+	for in, want := range map[string]int64{"10GiB": 10 << 30, "512MiB": 512 << 20, "1000": 1000, "1.5KiB": 1536, "2GB": 2e9} {
+		got, err := parseBytes(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	for _, in := range []string{"", "ten", "-1", "5XB"} {
+		_, err := parseBytes(in)
+		require.Error(t, err, in)
+	}
+}
