@@ -115,6 +115,35 @@ func (ix *Indexer) Run(ctx context.Context, l cluster.Lease) error {
 	var buf []*kgo.Record
 	var bufBytes int64
 	var firstAt time.Time
+	// flush cuts the buffered records into a range and records it. It
+	// returns done when Run must end (ctx done, or fenced with err).
+	flush := func() (done bool, err error) {
+		rg, err := p.cut(buf)
+		if err != nil {
+			return true, fmt.Errorf("indexer: build range: %w", err)
+		}
+		for {
+			err = ix.insert(ctx, l, p, rg)
+			if err == nil || ctx.Err() != nil {
+				break
+			}
+			if errors.Is(err, pgstore.ErrFenced) {
+				log.Warn("indexer: fenced, stopping", "err", err)
+				return true, err
+			}
+			log.Warn("indexer: cannot record range, retrying", "start", rg.start, "end", rg.end, "err", err)
+			if !sleep(ctx, time.Second) {
+				return true, nil
+			}
+		}
+		if ctx.Err() != nil {
+			return true, nil
+		}
+		ix.recorded(labels, l, p, rg, bufBytes)
+		p.next = rg.end
+		buf, bufBytes = nil, 0
+		return false, nil
+	}
 	for {
 		wait := time.Second
 		if len(buf) > 0 {
@@ -142,49 +171,40 @@ func (ix *Indexer) Run(ctx context.Context, l cluster.Lease) error {
 				}
 				buf = append(buf, r)
 				bufBytes += int64(len(r.Key) + len(r.Value))
+				// Cut at the target size even in the middle of a fetch, so
+				// ranges (and the memory a build needs) stay near it.
+				if bufBytes >= ix.cfg.RangeSize {
+					if done, err := flush(); done {
+						return err
+					}
+				}
 			}
 		}
-		if len(buf) == 0 || (bufBytes < ix.cfg.RangeSize && time.Since(firstAt) < ix.cfg.FlushInterval) {
-			continue
-		}
-		rg, err := p.cut(buf)
-		if err != nil {
-			return fmt.Errorf("indexer: build range: %w", err)
-		}
-		for {
-			err = ix.insert(ctx, l, p, rg)
-			if err == nil || ctx.Err() != nil {
-				break
-			}
-			if errors.Is(err, pgstore.ErrFenced) {
-				log.Warn("indexer: fenced, stopping", "err", err)
+		if len(buf) > 0 && time.Since(firstAt) >= ix.cfg.FlushInterval {
+			if done, err := flush(); done {
 				return err
 			}
-			log.Warn("indexer: cannot record range, retrying", "start", rg.start, "end", rg.end, "err", err)
-			if !sleep(ctx, time.Second) {
-				return nil
-			}
 		}
-		if ctx.Err() != nil {
-			return nil
+	}
+}
+
+// recorded updates metrics and hands the built files to OnBuilt once a
+// range is in Postgres.
+func (ix *Indexer) recorded(labels prometheus.Labels, l cluster.Lease, p *partition, rg *indexedRange, bytes int64) {
+	ix.m.records.With(labels).Add(float64(rg.records))
+	ix.m.bytes.With(labels).Add(float64(bytes))
+	ix.m.ranges.With(labels).Inc()
+	ix.m.indexedOffset.With(labels).Set(float64(rg.end))
+	if rg.res.DLQ != nil {
+		ix.m.deadLetters.With(labels).Add(float64(rg.res.DLQ.Stats.RecordCount))
+	}
+	if ix.cfg.OnBuilt != nil {
+		if f := rg.res.Data; f != nil {
+			ix.cfg.OnBuilt(p.table.DataFileKey(l.Partition, rg.start, rg.end, datafile.EncoderVersion), f.Bytes)
 		}
-		ix.m.records.With(labels).Add(float64(rg.records))
-		ix.m.bytes.With(labels).Add(float64(bufBytes))
-		ix.m.ranges.With(labels).Inc()
-		ix.m.indexedOffset.With(labels).Set(float64(rg.end))
-		if rg.res.DLQ != nil {
-			ix.m.deadLetters.With(labels).Add(float64(rg.res.DLQ.Stats.RecordCount))
+		if f := rg.res.DLQ; f != nil {
+			ix.cfg.OnBuilt(p.dlq.DataFileKey(l.Partition, rg.start, rg.end, datafile.EncoderVersion), f.Bytes)
 		}
-		if ix.cfg.OnBuilt != nil {
-			if f := rg.res.Data; f != nil {
-				ix.cfg.OnBuilt(p.table.DataFileKey(l.Partition, rg.start, rg.end, datafile.EncoderVersion), f.Bytes)
-			}
-			if f := rg.res.DLQ; f != nil {
-				ix.cfg.OnBuilt(p.dlq.DataFileKey(l.Partition, rg.start, rg.end, datafile.EncoderVersion), f.Bytes)
-			}
-		}
-		p.next = rg.end
-		buf, bufBytes = nil, 0
 	}
 }
 

@@ -182,3 +182,36 @@ func TestBuilderRebuildsRecordedBytes(t *testing.T) {
 	_, err = b.Build(context.Background(), key)
 	require.ErrorIs(t, err, objects.ErrChecksumMismatch)
 }
+
+// Ranges are cut at the target size, even inside one fetch, and by the
+// flush interval for a trickle; they tile the offsets with no gap.
+func TestRangesCutBySizeAndInterval(t *testing.T) {
+	f := newFixture(t, 1, tables.Definition{Namespace: "t", Name: "c", Topic: "c", ValueFormat: "raw"})
+	ix := indexer.New(f.pool, f.kc, indexer.Config{FlushInterval: 300 * time.Millisecond, RangeSize: 250})
+	l := f.take(t, tables.PartitionScope(f.table.ID, 0), "node-a")
+	var vals []string
+	for i := 0; i < 10; i++ {
+		vals = append(vals, string(make([]byte, 100)))
+	}
+	f.produce(t, 0, vals...) // one fetch of 1,000 bytes: ranges of 3 records
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ix.Run(ctx, l) }()
+	waitFor(t, "10 records", func() bool { return f.indexedEnd(t, 0) == 10 })
+	f.produce(t, 0, "x") // a trickle: cut by the flush interval
+	waitFor(t, "11 records", func() bool { return f.indexedEnd(t, 0) == 11 })
+	cancel()
+	require.NoError(t, <-done)
+
+	rows, err := f.pool.Query(context.Background(),
+		`SELECT start_offset, end_offset FROM ranges WHERE table_id = $1 ORDER BY start_offset`, f.table.ID)
+	require.NoError(t, err)
+	var got [][2]int64
+	for rows.Next() {
+		var s, e int64
+		require.NoError(t, rows.Scan(&s, &e))
+		got = append(got, [2]int64{s, e})
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, [][2]int64{{0, 3}, {3, 6}, {6, 9}, {9, 10}, {10, 11}}, got)
+}
