@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"testing"
@@ -258,4 +259,15 @@ func TestRawValuesAndDeadLetters(t *testing.T) {
 		}
 	}
 	require.Equal(t, map[int64]string{1: bad[0], 3: bad[1], 4: bad[2]}, got)
+
+	// The node's metrics count what it indexed.
+	resp, err := http.Get(url + "/metrics")
+	require.NoError(t, err)
+	metrics, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Contains(t, string(metrics), `mink_indexed_records_total{partition="0",table="test.blobs"} 150`)
+	require.Contains(t, string(metrics), `mink_indexed_records_total{partition="1",table="test.blobs"} 150`)
+	require.Contains(t, string(metrics), `mink_dead_letters_total{partition="0",table="test.quakes"} 3`)
+	require.Contains(t, string(metrics), `mink_partition_lag_records{partition="0",table="test.quakes"} 0`)
 }

@@ -52,7 +52,7 @@ type Indexer struct {
 
 type metrics struct {
 	records, bytes, ranges, deadLetters *prometheus.CounterVec
-	indexedOffset                       *prometheus.GaugeVec
+	indexedOffset, lag                  *prometheus.GaugeVec
 }
 
 // New returns an indexer.
@@ -73,9 +73,10 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Indexer {
 		ranges:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_indexed_ranges_total", Help: "Indexed ranges inserted."}, labels),
 		deadLetters:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_dead_letters_total", Help: "Records sent to the dead-letter table."}, labels),
 		indexedOffset: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mink_indexed_offset", Help: "End offset of the last indexed range."}, labels),
+		lag:           prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mink_partition_lag_records", Help: "Last stable offset (as of the last fetch) minus the indexed offset."}, labels),
 	}
 	if cfg.Registerer != nil {
-		for _, c := range []prometheus.Collector{m.records, m.bytes, m.ranges, m.deadLetters, m.indexedOffset} {
+		for _, c := range []prometheus.Collector{m.records, m.bytes, m.ranges, m.deadLetters, m.indexedOffset, m.lag} {
 			if err := cfg.Registerer.Register(c); err != nil {
 				var are prometheus.AlreadyRegisteredError
 				if !errors.As(err, &are) {
@@ -139,8 +140,8 @@ func (ix *Indexer) Run(ctx context.Context, l cluster.Lease) error {
 		if ctx.Err() != nil {
 			return true, nil
 		}
-		ix.recorded(labels, l, p, rg, bufBytes)
 		p.next = rg.end
+		ix.recorded(labels, l, p, rg, bufBytes)
 		buf, bufBytes = nil, 0
 		return false, nil
 	}
@@ -155,6 +156,9 @@ func (ix *Indexer) Run(ctx context.Context, l cluster.Lease) error {
 			cancel()
 			if ctx.Err() != nil {
 				return nil
+			}
+			if o := p.reader.Offsets(); o.HighWatermark > 0 {
+				ix.m.lag.With(labels).Set(float64(max(0, o.LastStable-p.next)))
 			}
 			if err != nil {
 				log.Warn("indexer: fetch failed", "err", err)
@@ -195,6 +199,9 @@ func (ix *Indexer) recorded(labels prometheus.Labels, l cluster.Lease, p *partit
 	ix.m.bytes.With(labels).Add(float64(bytes))
 	ix.m.ranges.With(labels).Inc()
 	ix.m.indexedOffset.With(labels).Set(float64(rg.end))
+	if o := p.reader.Offsets(); o.HighWatermark > 0 {
+		ix.m.lag.With(labels).Set(float64(max(0, o.LastStable-rg.end)))
+	}
 	if rg.res.DLQ != nil {
 		ix.m.deadLetters.With(labels).Add(float64(rg.res.DLQ.Stats.RecordCount))
 	}

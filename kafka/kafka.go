@@ -150,7 +150,12 @@ type Reader struct {
 	cl        *kgo.Client
 	topic     string
 	partition int32
+	offsets   Offsets // as of the last fetch (LogStart, LastStable, HighWatermark)
 }
+
+// Offsets returns the partition's offsets as the last fetch response gave
+// them (zero before the first).
+func (r *Reader) Offsets() Offsets { return r.offsets }
 
 // NewReader starts reading topic/partition at offset.
 func (c *Client) NewReader(topic string, partition int32, offset int64) (*Reader, error) {
@@ -181,6 +186,11 @@ func (r *Reader) Poll(ctx context.Context) ([]*kgo.Record, error) {
 		}
 		if ferr == nil {
 			ferr = unavailable(err)
+		}
+	})
+	fs.EachPartition(func(p kgo.FetchTopicPartition) {
+		if p.Err == nil && p.HighWatermark > 0 {
+			r.offsets = Offsets{LogStart: p.LogStartOffset, LastStable: p.LastStableOffset, HighWatermark: p.HighWatermark}
 		}
 	})
 	fs.EachRecord(func(rec *kgo.Record) { recs = append(recs, rec) })
