@@ -3,7 +3,9 @@ package cluster
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -46,6 +48,11 @@ const (
 	stopTimeout = 5 * time.Second
 )
 
+// ErrNodeIDInUse is the error of a round while another live process has
+// registered the same node id: this node waits for that row to expire and
+// takes nothing meanwhile.
+var ErrNodeIDInUse = errors.New("cluster: node id is in use by another live process")
+
 // ErrRunning is returned by Run when the Cluster is already running.
 var ErrRunning = errors.New("cluster: already running")
 
@@ -59,6 +66,7 @@ type Cluster struct {
 	log      *slog.Logger
 	interval time.Duration // LeaseTTL/3: the round period and each round's timeout
 	ttlUS    int64         // LeaseTTL in microseconds, for the SQL
+	instance string        // this process's token in its node row
 
 	running atomic.Bool
 	// crash makes Run end like a crashed process when its ctx is
@@ -151,6 +159,7 @@ func New(pool *pgxpool.Pool, cfg Config, jobs Jobs) (*Cluster, error) {
 		log:      cfg.Logger.With("node_id", cfg.NodeID),
 		interval: cfg.LeaseTTL / 3,
 		ttlUS:    cfg.LeaseTTL.Microseconds(),
+		instance: newInstance(),
 		held:     map[string]*holding{},
 	}, nil
 }
@@ -248,7 +257,10 @@ func (c *Cluster) round(ctx context.Context, start time.Time) error {
 // register upserts the node row with expires_at = now() + lease_ttl.
 func (c *Cluster) register(ctx context.Context) error {
 	var inserted bool
-	err := c.pool.QueryRow(ctx, sqlNodeUpsert, c.cfg.NodeID, c.cfg.AdvertiseURL, c.cfg.Roles, c.ttlUS).Scan(&inserted)
+	err := c.pool.QueryRow(ctx, sqlNodeUpsert, c.cfg.NodeID, c.cfg.AdvertiseURL, c.cfg.Roles, c.ttlUS, c.instance).Scan(&inserted)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("%w: %s (waiting for its row to expire)", ErrNodeIDInUse, c.cfg.NodeID)
+	}
 	if err != nil {
 		return fmt.Errorf("cluster: renew node row: %w", err)
 	}
@@ -541,9 +553,16 @@ func (c *Cluster) stop() error {
 
 	c.mu.Lock()
 	held := c.held
+	registered := c.registered
 	c.held = map[string]*holding{}
 	c.registered = false
 	c.mu.Unlock()
+	if !registered {
+		// Never registered (for example another live process has this
+		// node id): the leases and the row under this id are not ours.
+		c.log.Info("cluster: stopped (never registered)")
+		return nil
+	}
 	if c.crash.Load() {
 		c.log.Warn("cluster: crashed (test): leases and node row left to expire")
 		return nil
@@ -564,7 +583,7 @@ func (c *Cluster) stop() error {
 	if err != nil {
 		errs = append(errs, fmt.Errorf("cluster: release leases at stop (%d held): %w", len(held), err))
 	}
-	if _, err := c.pool.Exec(ctx, sqlNodeDelete, c.cfg.NodeID); err != nil {
+	if _, err := c.pool.Exec(ctx, sqlNodeDelete, c.cfg.NodeID, c.instance); err != nil {
 		errs = append(errs, fmt.Errorf("cluster: delete node row: %w", err))
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -618,4 +637,12 @@ func leaseAttrs(l Lease, more ...any) []any {
 		attrs = append(attrs, "partition", l.Partition)
 	}
 	return append(attrs, more...)
+}
+
+// newInstance returns a random token that tells this process's node row
+// from another process's with the same node id.
+func newInstance() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

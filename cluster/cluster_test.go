@@ -557,3 +557,31 @@ func TestNewValidates(t *testing.T) {
 	require.Empty(t, c.Held())
 	require.True(t, errors.Is(cluster.ErrRunning, cluster.ErrRunning))
 }
+
+// A second live process with the same node id registers nothing, takes
+// nothing, and on stop leaves the first one's row and leases alone.
+func TestDuplicateNodeID(t *testing.T) {
+	pool, _ := pgtest.Pool(t)
+	ctx := context.Background()
+	createTable(t, pool, "dup", 4)
+	first := startNode(t, pool, "a")
+	eventually(t, 3*testTTL, "a holds 4", func() bool {
+		parts, _ := heldBy(leaseRows(t, pool))
+		return parts["a"] == 4
+	})
+	before := leaseRows(t, pool)
+
+	second := startNode(t, pool, "a")
+	time.Sleep(testTTL)
+	require.Empty(t, second.rec.snapshot(), "the duplicate runs no job")
+	require.Equal(t, before, leaseRows(t, pool), "no lease changed hands")
+	require.NoError(t, second.stop(t))
+
+	var n int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM nodes WHERE id = 'a' AND expires_at > now()`).Scan(&n))
+	require.Equal(t, 1, n, "the first process's row survives the duplicate's stop")
+	require.Equal(t, before, leaseRows(t, pool), "and so do its leases")
+	require.Len(t, first.rec.snapshot(), 5)
+	require.NoError(t, first.stop(t))
+	noLeaks(t)
+}

@@ -38,11 +38,15 @@ func TableSchema(keyFormat, valueFormat Format, declared *iceberg.Schema) (*iceb
 //
 // Field ids: _kafka 1-10 as in [TableSchema], 11 value (binary, optional:
 // the record's raw value bytes, null for a tombstone), 12 error (string,
-// required: why the record could not be decoded). The key column follows
-// keyFormat as in TableSchema (string for [String], binary otherwise).
+// required: why the record could not be decoded). The key column is binary
+// for every key format, so that the key's bytes are kept as they were.
 func DLQSchema(keyFormat Format) *iceberg.Schema {
+	// The key is kept as raw bytes whatever the key format: a key that is
+	// not valid for its format (a string key that is not UTF-8) must reach
+	// the dead-letter table unchanged.
+	_ = keyFormat
 	return iceberg.NewSchema(0,
-		kafkaField(keyFormat),
+		kafkaField(Raw),
 		iceberg.NestedField{ID: FirstValueFieldID, Name: "value", Type: iceberg.PrimitiveTypes.Binary},
 		iceberg.NestedField{ID: FirstValueFieldID + 1, Name: "error", Type: iceberg.PrimitiveTypes.String, Required: true},
 	)

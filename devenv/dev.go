@@ -78,7 +78,7 @@ func (e *Env) Stop() {
 }
 
 // StartEnv starts PostgreSQL, Kafka (unless given) and the nodes.
-func StartEnv(ctx context.Context, cfg DevConfig) (env *Env, err error) {
+func StartEnv(ctx context.Context, cfg DevConfig) (_ *Env, err error) {
 	if cfg.Nodes <= 0 {
 		cfg.Nodes = 1
 	}
@@ -91,7 +91,9 @@ func StartEnv(ctx context.Context, cfg DevConfig) (env *Env, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	env = &Env{}
+	// env is not the named result: every `return nil, err` below must still
+	// let this deferred cleanup stop what was started.
+	env := &Env{}
 	defer func() {
 		if err != nil {
 			env.Stop()

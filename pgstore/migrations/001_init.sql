@@ -4,6 +4,9 @@
 -- database clock, never a node's clock.
 CREATE TABLE nodes (
     id            text PRIMARY KEY,
+    -- A random token of the process that registered the row: a second live
+    -- process with the same id cannot take the row over (or delete it).
+    instance      text NOT NULL,
     advertise_url text NOT NULL,
     roles         text[] NOT NULL,
     started_at    timestamptz NOT NULL DEFAULT now(),
