@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httputil"
@@ -22,6 +21,9 @@ import (
 	"github.com/minkhq/mink/pgstore"
 	"github.com/minkhq/mink/tables"
 )
+
+// maxBody bounds a table definition (its schema included).
+const maxBody = 1 << 20
 
 // Config wires the admin API.
 type Config struct {
@@ -107,9 +109,14 @@ func (h *Handler) fail(w http.ResponseWriter, err error) {
 
 func (h *Handler) createTable(w http.ResponseWriter, r *http.Request) {
 	var def tables.Definition
-	dec := json.NewDecoder(io.LimitReader(r.Body, 1<<20))
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&def); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("table definition larger than %d bytes", maxBody))
+			return
+		}
 		writeError(w, http.StatusBadRequest, "invalid table definition: "+err.Error())
 		return
 	}
@@ -175,6 +182,11 @@ func (h *Handler) deleteTable(w http.ResponseWriter, r *http.Request) {
 	ns, name, err := tables.ParseName(r.PathValue("name"))
 	if err != nil {
 		h.fail(w, err)
+		return
+	}
+	if strings.HasSuffix(name, tables.DLQSuffix) {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("%s.%s is the dead-letter table of %s.%s: delete that table",
+			ns, name, ns, strings.TrimSuffix(name, tables.DLQSuffix)))
 		return
 	}
 	if err := tables.Delete(r.Context(), h.pool, ns, name); err != nil {

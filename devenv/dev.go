@@ -194,9 +194,9 @@ Produced %d USGS events from %s into topic "earthquakes" (3 partitions).
 
   Iceberg REST catalog:  %s   (warehouse "mink"; S3 endpoint: the same URL, path style)
   Nodes:                 %s
-  Scan the table:        %[8]s scan demo.earthquakes --limit 10
+  Scan the table:        %[8]s scan demo.earthquakes --limit 10 --columns properties.time,properties.mag,properties.place
   Cluster status:        %[8]s status
-  Dead letters:          %[8]s scan demo.earthquakes~dlq
+  Dead letters:          %[8]s scan 'demo.earthquakes~dlq'
 
 Ctrl-C stops everything and deletes the temporary data.
 `, len(env.Nodes), strings.Join(env.Brokers, ","), pgDesc(env), len(events), cfg.DataFile, first, strings.Join(urls, " "), cfg.Command)

@@ -101,7 +101,8 @@ func (ix *Indexer) Run(ctx context.Context, l cluster.Lease) error {
 			break
 		}
 		if errors.Is(err, tables.ErrNotFound) {
-			return err
+			log.Info("indexer: table deleted; stopping")
+			return nil
 		}
 		log.Warn("indexer: cannot start, retrying", "err", err)
 		if !sleep(ctx, time.Second) {

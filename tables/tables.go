@@ -124,7 +124,9 @@ func ParseDataFileKey(key string) (DataFileRef, bool) {
 	return DataFileRef{TableKey: key[:i], Partition: int32(p), Start: s, End: e, Version: v}, true
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]*$`)
+// nameRE is what a namespace level or table name may be: it must fit in
+// an S3 key and an engine's identifier without quoting surprises.
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$`)
 
 // ParseName splits "ns.name" (ns may have several dot-separated levels).
 func ParseName(full string) (ns, name string, err error) {

@@ -92,7 +92,8 @@ func (w *Writer) Run(ctx context.Context, l cluster.Lease) error {
 	for {
 		t, err := tables.Get(ctx, w.pool, l.TableID)
 		if errors.Is(err, tables.ErrNotFound) {
-			return err
+			log.Info("writer: table deleted; stopping")
+			return nil
 		}
 		if err == nil {
 			var dlq *tables.Table

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/catalog/rest"
 	_ "github.com/apache/iceberg-go/io/gocloud/s3" // s3:// file IO for scans
 	"github.com/apache/iceberg-go/table"
@@ -79,8 +80,8 @@ func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		start := fs.String("start", "earliest", "earliest or latest")
 		var props listFlag
 		fs.Var(&props, "property", "table property k=v[,k=v…]")
-		name, rest := splitName(args)
-		if err := parse(fs, rest); err != nil {
+		var name string
+		if err := parse(fs, args, &name); err != nil {
 			return err
 		}
 		if name == "" {
@@ -99,6 +100,9 @@ func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 			b, err := os.ReadFile(*schema)
 			if err != nil {
 				return err
+			}
+			if !json.Valid(b) {
+				return fmt.Errorf("schema file %s is not valid JSON (expected an Iceberg schema: {\"type\":\"struct\",\"fields\":[…]})", *schema)
 			}
 			def["schema"] = json.RawMessage(b)
 		}
@@ -141,8 +145,8 @@ func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return tw.Flush()
 	case "get", "delete":
-		name, rest := splitName(args)
-		if err := parse(fs, rest); err != nil {
+		var name string
+		if err := parse(fs, args, &name); err != nil {
 			return err
 		}
 		if name == "" {
@@ -163,14 +167,6 @@ func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	return fmt.Errorf("unknown table command %q", sub)
-}
-
-// splitName takes a leading positional NS.NAME argument off args.
-func splitName(args []string) (string, []string) {
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		return args[0], args[1:]
-	}
-	return "", args
 }
 
 func status(ctx context.Context, args []string, stdout io.Writer) error {
@@ -266,9 +262,14 @@ func scan(ctx context.Context, args []string, stdout io.Writer) error {
 	admin := adminFlag(fs)
 	limit := fs.Int64("limit", 20, "rows to print (0 = all)")
 	format := fs.String("format", "table", "table, json or csv")
-	name, flags := splitName(args)
-	if err := parse(fs, flags); err != nil {
+	var columns listFlag
+	fs.Var(&columns, "columns", "columns to read, e.g. id,properties.mag,_kafka.offset (default all)")
+	var name string
+	if err := parse(fs, args, &name); err != nil {
 		return err
+	}
+	if *limit < 0 {
+		return fmt.Errorf("--limit must be 0 (all rows) or more, not %d", *limit)
 	}
 	i := strings.LastIndexByte(name, '.')
 	if i <= 0 {
@@ -283,6 +284,9 @@ func scan(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("load %s: %w", name, err)
 	}
 	var opts []table.ScanOption
+	if len(columns) > 0 {
+		opts = append(opts, table.WithSelectedFields(columns...))
+	}
 	if *limit > 0 {
 		opts = append(opts, table.WithLimit(*limit))
 	}
@@ -319,9 +323,9 @@ type printer struct {
 
 func newPrinter(format string, out io.Writer, sc *arrow.Schema) (*printer, error) {
 	p := &printer{format: format, out: out}
-	names := make([]string, sc.NumFields())
-	for i, f := range sc.Fields() {
-		names[i] = f.Name
+	var names []string
+	for _, f := range sc.Fields() {
+		names = append(names, leafNames(f.Name, f.Type)...)
 	}
 	switch format {
 	case "table":
@@ -335,6 +339,36 @@ func newPrinter(format string, out io.Writer, sc *arrow.Schema) (*printer, error
 		return nil, fmt.Errorf("unknown format %q (table, json, csv)", format)
 	}
 	return p, nil
+}
+
+// leafNames flattens struct columns into dotted names (properties.mag), so
+// that table and csv output show nested fields as columns of their own.
+func leafNames(name string, t arrow.DataType) []string {
+	st, ok := t.(*arrow.StructType)
+	if !ok {
+		return []string{name}
+	}
+	var out []string
+	for _, f := range st.Fields() {
+		out = append(out, leafNames(name+"."+f.Name, f.Type)...)
+	}
+	return out
+}
+
+// leafCells appends the cells of row r of col, flattened like leafNames; a
+// null struct makes all of its fields null.
+func leafCells(out []string, col arrow.Array, r int, parentNull bool) []string {
+	if st, ok := col.(*array.Struct); ok {
+		null := parentNull || st.IsNull(r)
+		for i := 0; i < st.NumField(); i++ {
+			out = leafCells(out, st.Field(i), r, null)
+		}
+		return out
+	}
+	if parentNull {
+		return append(out, "null")
+	}
+	return append(out, cell(col, r))
 }
 
 func cell(col arrow.Array, r int) string {
@@ -353,8 +387,7 @@ func cell(col arrow.Array, r int) string {
 }
 
 func (p *printer) row(rec arrow.RecordBatch, r int) error {
-	switch p.format {
-	case "json":
+	if p.format == "json" {
 		m := make(map[string]any, rec.NumCols())
 		for i, f := range rec.Schema().Fields() {
 			m[f.Name] = rec.Column(i).GetOneForMarshal(r)
@@ -365,24 +398,21 @@ func (p *printer) row(rec arrow.RecordBatch, r int) error {
 		}
 		_, err = fmt.Fprintf(p.out, "%s\n", b)
 		return err
-	case "csv":
-		vals := make([]string, rec.NumCols())
-		for i := range vals {
-			vals[i] = cell(rec.Column(i), r)
-		}
-		return p.csv.Write(vals)
-	default:
-		vals := make([]string, rec.NumCols())
-		for i := range vals {
-			s := cell(rec.Column(i), r)
-			if len(s) > 60 {
-				s = s[:57] + "..."
-			}
-			vals[i] = s
-		}
-		_, err := fmt.Fprintln(p.tw, strings.Join(vals, "\t"))
-		return err
 	}
+	var vals []string
+	for i := 0; i < int(rec.NumCols()); i++ {
+		vals = leafCells(vals, rec.Column(i), r, false)
+	}
+	if p.format == "csv" {
+		return p.csv.Write(vals)
+	}
+	for i, s := range vals {
+		if len(s) > 40 {
+			vals[i] = s[:37] + "..."
+		}
+	}
+	_, err := fmt.Fprintln(p.tw, strings.Join(vals, "\t"))
+	return err
 }
 
 func (p *printer) close(n int64) error {

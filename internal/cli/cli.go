@@ -102,6 +102,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if cfg.LeaseTTL <= 0 {
+		return fmt.Errorf("--lease-ttl must be positive, not %s", cfg.LeaseTTL)
+	}
 	cfg.KafkaBrokers, cfg.Roles = kafkaBrokers, roles
 	cfg.CacheSize, cfg.RangeSize = int64(cacheSize), int64(rangeSize)
 	cfg.Logger = logger(stderr, *logLevel)

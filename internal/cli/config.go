@@ -31,10 +31,25 @@ func yamlKey(flagName string) string { return strings.ReplaceAll(flagName, "-", 
 // parse parses args into fs, then fills every flag not given on the
 // command line from its MINK_* variable, then from the YAML file named by
 // --config (or MINK_CONFIG). Precedence: flag > environment > file.
-func parse(fs *flag.FlagSet, args []string) error {
+// Positional arguments (e.g. NS.NAME) may stand before, between or after
+// the flags; each is stored in the next of positional, and any more is an
+// error.
+func parse(fs *flag.FlagSet, args []string, positional ...*string) error {
 	config := fs.String("config", "", "optional YAML file of settings (keys: flag names in snake case, e.g. lease_ttl)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	for _, p := range positional {
+		if fs.NArg() == 0 {
+			break
+		}
+		*p = fs.Arg(0)
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return err
+		}
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
