@@ -39,6 +39,8 @@ type DevConfig struct {
 	// LeaseTTL for the dev nodes. Default 10s (short, so a demo of a
 	// stopped node shows its leases moving quickly).
 	LeaseTTL time.Duration
+	// FlushInterval and CommitInterval of the nodes. Default 500ms each.
+	FlushInterval, CommitInterval time.Duration
 	Logger   *slog.Logger
 	// Out receives the banner (catalog URI, commands). Default stdout.
 	Out io.Writer
@@ -88,6 +90,12 @@ func StartEnv(ctx context.Context, cfg DevConfig) (_ *Env, err error) {
 	if cfg.LeaseTTL == 0 {
 		cfg.LeaseTTL = 10 * time.Second
 	}
+	if cfg.FlushInterval == 0 {
+		cfg.FlushInterval = 500 * time.Millisecond
+	}
+	if cfg.CommitInterval == 0 {
+		cfg.CommitInterval = 500 * time.Millisecond
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -131,8 +139,8 @@ func StartEnv(ctx context.Context, cfg DevConfig) (_ *Env, err error) {
 			LeaseTTL:       cfg.LeaseTTL,
 			CacheDir:       fmt.Sprintf("%s/node-%d", cacheRoot, i+1),
 			CacheSize:      1 << 30,
-			FlushInterval:  500 * time.Millisecond,
-			CommitInterval: 500 * time.Millisecond,
+			FlushInterval:  cfg.FlushInterval,
+			CommitInterval: cfg.CommitInterval,
 			Logger:         cfg.Logger,
 		})
 		if err != nil {

@@ -271,3 +271,5 @@ func TestRawValuesAndDeadLetters(t *testing.T) {
 	require.Contains(t, string(metrics), `mink_dead_letters_total{partition="0",table="test.quakes"} 3`)
 	require.Contains(t, string(metrics), `mink_partition_lag_records{partition="0",table="test.quakes"} 0`)
 }
+
+func jsonDecode(resp *http.Response, v any) error { return json.NewDecoder(resp.Body).Decode(v) }

@@ -21,6 +21,8 @@ package icebergmeta
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"time"
 
@@ -125,4 +127,16 @@ type CommitResult struct {
 	// Files holds the new manifest(s) and the manifest list, to be stored
 	// together with the metadata file in the commit's transaction.
 	Files []OutputFile
+}
+
+// NewSnapshotID returns a random positive 63-bit snapshot id. Collisions
+// with a table's other snapshots are vanishingly unlikely, and Append
+// rejects an id already in the table.
+func NewSnapshotID() int64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	if id := int64(binary.BigEndian.Uint64(b[:]) >> 1); id > 0 {
+		return id
+	}
+	return 1
 }

@@ -45,7 +45,13 @@ func (b *Builder) Build(ctx context.Context, key string) ([]byte, error) {
 	var tableID int64
 	var size int64
 	var sum []byte
-	err := b.pool.QueryRow(ctx, `SELECT table_id, file_size, sha256 FROM data_files WHERE path = $1`, key).Scan(&tableID, &size, &sum)
+	// A data file of an indexed range, or a tail file of a zero-lag load
+	// (the same key holds the same bytes in both).
+	err := b.pool.QueryRow(ctx, `
+		SELECT table_id, file_size, sha256 FROM data_files WHERE path = $1
+		UNION ALL
+		SELECT table_id, file_size, sha256 FROM tail_files WHERE path = $1
+		LIMIT 1`, key).Scan(&tableID, &size, &sum)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("%w: %s", objects.ErrNotFound, key)
 	}

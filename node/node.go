@@ -36,6 +36,7 @@ import (
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/objects"
 	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/tail"
 	"github.com/minkhq/mink/writer"
 )
 
@@ -180,7 +181,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	wr := writer.New(n.pool, n.kafka, writer.Config{CommitInterval: cfg.CommitInterval, Registerer: reg, Logger: log})
 	n.cluster, err = cluster.New(n.pool, cluster.Config{
 		NodeID: cfg.NodeID, AdvertiseURL: cfg.Advertise, Roles: cfg.Roles,
-		LeaseTTL: cfg.LeaseTTL, MaxPartitions: cfg.MaxPartitions, Logger: cfg.Logger, // adds node_id itself
+		LeaseTTL: cfg.LeaseTTL, MaxPartitions: cfg.MaxPartitions, Registerer: reg,
+		Logger: cfg.Logger, // adds node_id itself
 	}, jobs{ix: ix, wr: wr})
 	if err != nil {
 		return nil, err
@@ -192,7 +194,11 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	cat, err := catalog.New(catalog.Config{Warehouse: cfg.Warehouse, AdvertiseURL: cfg.Advertise, Logger: log}, n.pool)
+	// Loads are zero-lag (design §4.4): the tail of Kafka past the
+	// committed snapshot comes as a transient child snapshot.
+	loader := tail.New(n.pool, n.kafka, tail.Config{OnBuilt: n.warm, Logger: log})
+	cat, err := catalog.New(catalog.Config{Warehouse: cfg.Warehouse, AdvertiseURL: cfg.Advertise, Logger: log,
+		Loader: loader}, n.pool)
 	if err != nil {
 		return nil, err
 	}

@@ -10,8 +10,6 @@ package writer
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,6 +51,7 @@ type Writer struct {
 	kafka   *kafka.Client
 	cfg     Config
 	commits *prometheus.CounterVec
+	fenced  prometheus.Counter
 }
 
 // New returns a writer.
@@ -79,6 +78,7 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Writer {
 			}
 		}
 	}
+	w.fenced = cluster.FencedWrites(cfg.Registerer, cluster.JobWriter)
 	return w
 }
 
@@ -109,9 +109,13 @@ func (w *Writer) Run(ctx context.Context, l cluster.Lease) error {
 				if perr := w.checkPartitions(ctx, t); perr != nil {
 					log.Warn("writer: partition check failed", "err", perr)
 				}
+				if cerr := w.collect(ctx, l, t, dlq); cerr != nil {
+					log.Warn("writer: collection failed", "err", cerr)
+				}
 			}
 		}
 		if errors.Is(err, pgstore.ErrFenced) {
+			w.fenced.Inc()
 			log.Warn("writer: fenced, stopping", "err", err)
 			return err
 		}
@@ -179,7 +183,7 @@ func (w *Writer) commit(ctx context.Context, l cluster.Lease, t *tables.Table) e
 	}
 	res, err := icebergmeta.Append(ctx, icebergmeta.AppendInput{
 		Metadata: meta, MetadataLocation: t.MetadataLocation, Added: added,
-		SnapshotID: newSnapshotID(), Now: now, Read: w.read,
+		SnapshotID: icebergmeta.NewSnapshotID(), Now: now, Read: w.read,
 	})
 	if err != nil {
 		return fmt.Errorf("writer: build snapshot of %s: %w", t.FullName(), err)
@@ -264,13 +268,32 @@ func (w *Writer) checkPartitions(ctx context.Context, t *tables.Table) error {
 	return tables.AddPartitions(ctx, w.pool, t.ID, starts)
 }
 
-// newSnapshotID returns a random positive 63-bit id.
-func newSnapshotID() int64 {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	id := int64(binary.BigEndian.Uint64(b[:]) >> 1)
-	if id == 0 {
-		id = 1
+// collect deletes the transient objects of zero-lag loads (tail files,
+// transient snapshots and their metadata files) whose lifetime ended
+// (design §4.6, collection). It is fenced like every writer write.
+func (w *Writer) collect(ctx context.Context, l cluster.Lease, tbls ...*tables.Table) error {
+	ids := make([]int64, 0, len(tbls))
+	for _, t := range tbls {
+		if t != nil {
+			ids = append(ids, t.ID)
+		}
 	}
-	return id
+	tx, err := w.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT mink_check_epoch($1, $2, $3)`, l.Scope, l.Holder, l.Epoch); err != nil {
+		return pgstore.Fenced(err)
+	}
+	for _, q := range []string{
+		`DELETE FROM transient_snapshots WHERE table_id = ANY($1) AND expires_at < now()`,
+		`DELETE FROM tail_files WHERE table_id = ANY($1) AND expires_at < now()`,
+		`DELETE FROM metadata_files WHERE table_id = ANY($1) AND expires_at < now()`,
+	} {
+		if _, err := tx.Exec(ctx, q, ids); err != nil {
+			return err
+		}
+	}
+	return tx.Commit(ctx)
 }
