@@ -209,9 +209,11 @@ type PartitionStatus struct {
 	HighWatermark   int64 `json:"high_watermark"`
 	// Lag is last stable offset − indexed offset: records Kafka can serve
 	// that are not indexed yet.
-	Lag    int64   `json:"lag"`
-	Holder *string `json:"holder"`
-	Epoch  int64   `json:"epoch"`
+	Lag int64 `json:"lag"`
+	// RecordsPerSecond is the indexing rate over the last minute.
+	RecordsPerSecond float64 `json:"records_per_second"`
+	Holder           *string `json:"holder"`
+	Epoch            int64   `json:"epoch"`
 }
 
 func (h *Handler) partitions(w http.ResponseWriter, r *http.Request) {
@@ -227,7 +229,9 @@ func (h *Handler) partitions(w http.ResponseWriter, r *http.Request) {
 		                   AND d.partition = p.partition AND d.committed_snapshot_id IS NULL),
 		                (SELECT max(end_offset) FROM ranges g WHERE g.table_id = p.table_id AND g.partition = p.partition),
 		                p.start_offset),
-		       CASE WHEN l.expires_at > now() THEN l.holder END, l.epoch
+		       CASE WHEN l.expires_at > now() THEN l.holder END, l.epoch,
+		       coalesce((SELECT sum(record_count) FROM ranges g WHERE g.table_id = p.table_id AND g.partition = p.partition
+		                   AND g.created_at > now() - interval '1 minute'), 0) / 60.0
 		FROM partitions p JOIN leases l ON l.table_id = p.table_id AND l.kind = 'partition' AND l.partition = p.partition
 		WHERE p.table_id = $1 ORDER BY p.partition`, t.ID)
 	if err != nil {
@@ -237,7 +241,7 @@ func (h *Handler) partitions(w http.ResponseWriter, r *http.Request) {
 	var out []PartitionStatus
 	for rows.Next() {
 		var s PartitionStatus
-		if err := rows.Scan(&s.Partition, &s.IndexedOffset, &s.CommittedOffset, &s.Holder, &s.Epoch); err != nil {
+		if err := rows.Scan(&s.Partition, &s.IndexedOffset, &s.CommittedOffset, &s.Holder, &s.Epoch, &s.RecordsPerSecond); err != nil {
 			rows.Close()
 			h.fail(w, err)
 			return

@@ -208,6 +208,26 @@ func TestRawValuesAndDeadLetters(t *testing.T) {
 		produced[pk{r.Record.Partition, r.Record.Offset}] = r.Record.Value
 	}
 	waitCommitted(t, url, "test.blobs")
+	// Progress: 150 records per partition indexed within the last minute.
+	resp, err := http.Get(url + "/admin/v1/tables/test.blobs/partitions")
+	require.NoError(t, err)
+	var progress struct {
+		Partitions []struct {
+			IndexedOffset    int64   `json:"indexed_offset"`
+			HighWatermark    int64   `json:"high_watermark"`
+			Lag              int64   `json:"lag"`
+			RecordsPerSecond float64 `json:"records_per_second"`
+		} `json:"partitions"`
+	}
+	require.NoError(t, jsonDecode(resp, &progress))
+	resp.Body.Close()
+	require.Len(t, progress.Partitions, 2)
+	for _, p := range progress.Partitions {
+		require.EqualValues(t, 150, p.IndexedOffset)
+		require.EqualValues(t, 150, p.HighWatermark)
+		require.Zero(t, p.Lag)
+		require.InDelta(t, 2.5, p.RecordsPerSecond, 1e-9)
+	}
 	at := scanAll(t, url, "test", "blobs")
 	require.EqualValues(t, len(produced), at.NumRows())
 	parts, offsets, values := column(t, at, "_kafka", "partition"), column(t, at, "_kafka", "offset"), column(t, at, "value")
@@ -261,7 +281,7 @@ func TestRawValuesAndDeadLetters(t *testing.T) {
 	require.Equal(t, map[int64]string{1: bad[0], 3: bad[1], 4: bad[2]}, got)
 
 	// The node's metrics count what it indexed.
-	resp, err := http.Get(url + "/metrics")
+	resp, err = http.Get(url + "/metrics")
 	require.NoError(t, err)
 	metrics, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
