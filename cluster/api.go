@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Roles a node can have (design §1).
@@ -36,7 +38,10 @@ type Config struct {
 	// SafetyMargin is subtracted from the trust window (design §3.2).
 	// Default LeaseTTL/6.
 	SafetyMargin time.Duration
-	Logger       *slog.Logger
+	// Registerer receives the lease metrics (mink_lease_*_total,
+	// mink_leases_held, mink_cluster_rounds_total); nil registers nothing.
+	Registerer prometheus.Registerer
+	Logger     *slog.Logger
 }
 
 // Lease is a lease this node holds, as handed to the job that runs under it.

@@ -67,6 +67,7 @@ type Cluster struct {
 	interval time.Duration // LeaseTTL/3: the round period and each round's timeout
 	ttlUS    int64         // LeaseTTL in microseconds, for the SQL
 	instance string        // this process's token in its node row
+	m        *metrics
 
 	running atomic.Bool
 	// crash makes Run end like a crashed process when its ctx is
@@ -160,6 +161,7 @@ func New(pool *pgxpool.Pool, cfg Config, jobs Jobs) (*Cluster, error) {
 		interval: cfg.LeaseTTL / 3,
 		ttlUS:    cfg.LeaseTTL.Microseconds(),
 		instance: newInstance(),
+		m:        newMetrics(cfg.Registerer, cfg.Logger),
 		held:     map[string]*holding{},
 	}, nil
 }
@@ -190,6 +192,9 @@ func (c *Cluster) Run(ctx context.Context) error {
 		}
 		start := time.Now()
 		err := c.round(ctx, start)
+		if ctx.Err() == nil {
+			c.m.round(err)
+		}
 		switch {
 		case ctx.Err() != nil:
 			return c.stop()
@@ -311,7 +316,7 @@ func (c *Cluster) renew(ctx context.Context, start time.Time) error {
 	// Only this goroutine adds holdings, so c.held is what was renewed.
 	for s, h := range c.held {
 		if e, ok := renewed[s]; !ok || e != h.lease.Epoch {
-			c.lose(h, "missing from renewal")
+			c.lose(h, LossRenewalMissing)
 		}
 	}
 	c.trust(start.Add(c.cfg.LeaseTTL - c.cfg.SafetyMargin))
@@ -371,20 +376,22 @@ func (c *Cluster) confirm(leases []LeaseState) (orphans []LeaseState) {
 	}
 	for s, h := range c.held {
 		if l, ok := byScope[s]; !ok || !l.held(c.cfg.NodeID) || l.Epoch != h.lease.Epoch {
-			c.lose(h, "not held in the database")
+			c.lose(h, LossNotInDatabase)
 		}
 	}
 	return orphans
 }
 
 // lose drops a holding that is no longer this node's and cancels its job
-// at once, without waiting. c.mu is held.
-func (c *Cluster) lose(h *holding, why string) {
+// at once, without waiting. reason is one of the Loss* constants. c.mu is
+// held.
+func (c *Cluster) lose(h *holding, reason string) {
 	delete(c.held, h.lease.Scope)
+	c.m.lost(h.lease.Kind, reason)
 	if h.job != nil {
 		h.job.cancel()
 	}
-	c.log.Warn("cluster: lease lost", leaseAttrs(h.lease, "reason", why)...)
+	c.log.Warn("cluster: lease lost", leaseAttrs(h.lease, "reason", reason)...)
 }
 
 // release stops the lease's job, waits for it to return, then hands the
@@ -410,6 +417,7 @@ func (c *Cluster) release(ctx context.Context, scope string) error {
 	c.mu.Lock()
 	if c.held[scope] == h {
 		delete(c.held, scope)
+		c.m.released(h.lease.Kind)
 	}
 	c.mu.Unlock()
 	c.log.Info("cluster: lease released", leaseAttrs(h.lease)...)
@@ -438,6 +446,7 @@ func (c *Cluster) take(ctx context.Context, scope string) error {
 	defer c.mu.Unlock()
 	h := &holding{lease: l}
 	c.held[scope] = h
+	c.m.took(l.Kind)
 	c.log.Info("cluster: lease taken", leaseAttrs(l)...)
 	if c.trustedLocked() {
 		c.startJob(h)
@@ -456,6 +465,7 @@ func (c *Cluster) tend(ctx context.Context) error {
 		case h.job != nil && !h.job.finished():
 		case h.job != nil && h.job.failed:
 			delete(c.held, h.lease.Scope)
+			c.m.lost(h.lease.Kind, LossJobFailed)
 			failed = append(failed, h)
 		case c.trustedLocked():
 			if h.job != nil {
@@ -526,6 +536,7 @@ func (c *Cluster) distrust() {
 	for _, h := range c.held {
 		if h.job != nil && !h.job.finished() {
 			h.job.cancel()
+			c.m.lapses.WithLabelValues(h.lease.Kind).Inc()
 			n++
 		}
 	}
@@ -557,6 +568,18 @@ func (c *Cluster) stop() error {
 	c.held = map[string]*holding{}
 	c.registered = false
 	c.mu.Unlock()
+	// released holds the holdings the final release handed back; the
+	// others are counted as abandoned (left to expire).
+	released := map[string]int64{}
+	defer func() {
+		for s, h := range held {
+			if e, ok := released[s]; ok && e == h.lease.Epoch {
+				c.m.released(h.lease.Kind)
+			} else {
+				c.m.lost(h.lease.Kind, LossAbandoned)
+			}
+		}
+	}()
 	if !registered {
 		// Never registered (for example another live process has this
 		// node id): the leases and the row under this id are not ours.
@@ -576,6 +599,7 @@ func (c *Cluster) stop() error {
 		var scope string
 		var epoch int64
 		_, err = pgx.ForEachRow(rows, []any{&scope, &epoch}, func() error {
+			released[scope] = epoch
 			c.log.Info("cluster: lease released", "scope", scope, "epoch", epoch)
 			return nil
 		})

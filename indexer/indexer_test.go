@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -100,7 +101,8 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 // the indexed end: no gap, no overlap.
 func TestStaleIndexerIsFenced(t *testing.T) {
 	f := newFixture(t, 1, tables.Definition{Namespace: "t", Name: "s", Topic: "s", ValueFormat: "string"})
-	ix := indexer.New(f.pool, f.kc, indexer.Config{FlushInterval: 50 * time.Millisecond})
+	reg := prometheus.NewRegistry()
+	ix := indexer.New(f.pool, f.kc, indexer.Config{FlushInterval: 50 * time.Millisecond, Registerer: reg})
 	scope := tables.PartitionScope(f.table.ID, 0)
 
 	old := f.take(t, scope, "node-a")
@@ -122,6 +124,8 @@ func TestStaleIndexerIsFenced(t *testing.T) {
 		t.Fatal("stale indexer kept running")
 	}
 	require.EqualValues(t, 3, f.indexedEnd(t, 0), "the stale write left nothing")
+	require.Equal(t, 1.0, counterValue(t, reg, "mink_fenced_writes_total", "job", "indexer"), "the fenced write is counted")
+	require.Equal(t, 0.0, counterValue(t, reg, "mink_fenced_writes_total", "job", "writer"))
 
 	go func() { done <- ix.Run(ctx, newer) }()
 	waitFor(t, "new holder's range", func() bool { return f.indexedEnd(t, 0) == 5 })
@@ -139,6 +143,28 @@ func TestStaleIndexerIsFenced(t *testing.T) {
 	require.Equal(t, []string{"[0,3) node-a/1", "[3,5) node-b/2"}, got)
 	cancel()
 	require.NoError(t, <-done)
+	require.Equal(t, 1.0, counterValue(t, reg, "mink_fenced_writes_total", "job", "indexer"), "the new holder was not fenced")
+}
+
+// counterValue returns the value of counter name{label=value} in g, or 0
+// when it has no such series.
+func counterValue(t testing.TB, g prometheus.Gatherer, name, label, value string) float64 {
+	t.Helper()
+	mfs, err := g.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == label && lp.GetValue() == value {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }
 
 // The builder rebuilds a data file byte for byte from Kafka, and refuses

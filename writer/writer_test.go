@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/table"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -77,7 +78,8 @@ func TestWriterCommitsAndIsFenced(t *testing.T) {
 		go func() { _ = ix.Run(ixCtx, take(tables.PartitionScope(tbl.ID, p), "node-a")) }()
 	}
 
-	w := writer.New(pool, kc, writer.Config{CommitInterval: 50 * time.Millisecond})
+	reg := prometheus.NewRegistry()
+	w := writer.New(pool, kc, writer.Config{CommitInterval: 50 * time.Millisecond, Registerer: reg})
 	wl := take(tables.WriterScope(tbl.ID), "node-a")
 	wctx, stopW := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -111,10 +113,32 @@ func TestWriterCommitsAndIsFenced(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("stale writer kept running")
 	}
+	require.Equal(t, 1.0, counterValue(t, reg, "mink_fenced_writes_total", "job", "writer"), "the fenced commit is counted")
 	stopW()
 	require.Equal(t, committed, snapshotCount(), "no snapshot from the stale writer")
 	require.Positive(t, uncommitted(), "new ranges wait for the current writer")
 	var stillLoc string
 	require.NoError(t, pool.QueryRow(ctx, `SELECT metadata_location FROM tables WHERE id = $1`, tbl.ID).Scan(&stillLoc))
 	require.Equal(t, loc, stillLoc)
+}
+
+// counterValue returns the value of counter name{label=value} in g, or 0
+// when it has no such series.
+func counterValue(t testing.TB, g prometheus.Gatherer, name, label, value string) float64 {
+	t.Helper()
+	mfs, err := g.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == label && lp.GetValue() == value {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }

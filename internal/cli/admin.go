@@ -172,6 +172,7 @@ func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 func status(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	admin := adminFlag(fs)
+	all := fs.Bool("leases", false, "also list every lease: holder, epoch and expiry")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -181,28 +182,63 @@ func status(ctx context.Context, args []string, stdout io.Writer) error {
 			Address   string    `json:"address"`
 			Roles     []string  `json:"roles"`
 			ExpiresAt time.Time `json:"expires_at"`
-			Leases    []string  `json:"leases"`
 		} `json:"nodes"`
 	}
 	if err := call(ctx, http.MethodGet, *admin+"/admin/v1/nodes", nil, &nodes); err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tADDRESS\tROLES\tLEASES")
-	for _, n := range nodes.Nodes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", n.ID, n.Address, strings.Join(n.Roles, ","), len(n.Leases))
-	}
-	tw.Flush()
 	var leases struct {
 		Leases []struct {
 			Scope, Table, Kind string
 			Partition          *int32
 			Holder             *string
 			Epoch              int64
+			ExpiresAt          *time.Time `json:"expires_at"`
 		} `json:"leases"`
 	}
 	if err := call(ctx, http.MethodGet, *admin+"/admin/v1/leases", nil, &leases); err != nil {
 		return err
+	}
+	// Per node: its partition leases and the tables it writes, with epochs.
+	now := time.Now()
+	partitions := map[string]int{}
+	writes := map[string][]string{}
+	for _, l := range leases.Leases {
+		if l.Holder == nil {
+			continue
+		}
+		if l.Kind == "writer" {
+			writes[*l.Holder] = append(writes[*l.Holder], fmt.Sprintf("%s@%d", l.Table, l.Epoch))
+		} else {
+			partitions[*l.Holder]++
+		}
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tADDRESS\tROLES\tEXPIRES\tPARTITIONS\tWRITER OF (TABLE@EPOCH)")
+	for _, n := range nodes.Nodes {
+		w := strings.Join(writes[n.ID], ",")
+		if w == "" {
+			w = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", n.ID, n.Address, strings.Join(n.Roles, ","),
+			expiresIn(&n.ExpiresAt, now), partitions[n.ID], w)
+	}
+	tw.Flush()
+	if *all {
+		fmt.Fprintln(stdout)
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "TABLE\tLEASE\tHOLDER\tEPOCH\tEXPIRES")
+		for _, l := range leases.Leases {
+			lease, holder, exp := l.Kind, "-", "-"
+			if l.Partition != nil {
+				lease = fmt.Sprintf("partition %d", *l.Partition)
+			}
+			if l.Holder != nil {
+				holder, exp = *l.Holder, expiresIn(l.ExpiresAt, now)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", l.Table, lease, holder, l.Epoch, exp)
+		}
+		tw.Flush()
 	}
 	var tablesOut struct {
 		Tables []struct {
@@ -236,7 +272,7 @@ func status(ctx context.Context, args []string, stdout io.Writer) error {
 		writer := "-"
 		for _, l := range leases.Leases {
 			if l.Table == name && l.Kind == "writer" && l.Holder != nil {
-				writer = fmt.Sprintf("%s (epoch %d)", *l.Holder, l.Epoch)
+				writer = fmt.Sprintf("%s (epoch %d, expires %s)", *l.Holder, l.Epoch, expiresIn(l.ExpiresAt, now))
 			}
 		}
 		fmt.Fprintf(stdout, "\n%s  writer: %s\n", name, writer)
@@ -255,6 +291,19 @@ func status(ctx context.Context, args []string, stdout io.Writer) error {
 		tw.Flush()
 	}
 	return nil
+}
+
+// expiresIn shows an expiry (by the database clock) relative to now (by
+// this machine's clock), to the second: "in 9s", or "expired".
+func expiresIn(at *time.Time, now time.Time) string {
+	if at == nil || at.IsZero() {
+		return "-"
+	}
+	d := at.Sub(now).Round(time.Second)
+	if d < 0 {
+		return "expired"
+	}
+	return "in " + d.String()
 }
 
 func scan(ctx context.Context, args []string, stdout io.Writer) error {

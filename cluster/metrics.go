@@ -1,0 +1,161 @@
+package cluster
+
+import (
+	"errors"
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Reasons a holding is lost (mink_lease_losses_total{reason}): the node
+// stopped holding a lease without handing it back.
+const (
+	// LossRenewalMissing: the lease was missing from the renewal result
+	// (design §3.2), e.g. it expired and another node took it.
+	LossRenewalMissing = "renewal_missing"
+	// LossNotInDatabase: the leases read in a round no longer show the
+	// lease as this node's at this epoch.
+	LossNotInDatabase = "not_in_database"
+	// LossJobFailed: the lease's job returned an error (for example a
+	// fenced write); the node dropped the lease and handed the row back.
+	LossJobFailed = "job_failed"
+	// LossAbandoned: the node stopped without releasing the lease (the
+	// release at stop failed); it is left to expire.
+	LossAbandoned = "abandoned"
+)
+
+var (
+	leaseKinds  = []string{KindPartition, KindWriter}
+	lossReasons = []string{LossRenewalMissing, LossNotInDatabase, LossJobFailed, LossAbandoned}
+)
+
+// metrics are the cluster loop's counters (design §5 "metrics": lease
+// changes). With a nil Registerer they are kept but not exported.
+type metrics struct {
+	takes    *prometheus.CounterVec // kind
+	releases *prometheus.CounterVec // kind
+	losses   *prometheus.CounterVec // kind, reason
+	held     *prometheus.GaugeVec   // kind
+	lapses   *prometheus.CounterVec // kind
+	rounds   *prometheus.CounterVec // result
+}
+
+func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
+	m := &metrics{
+		takes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mink_lease_takes_total",
+			Help: "Leases this node took (design §3.2: each take increments the lease epoch), by kind (partition, writer).",
+		}, []string{"kind"}),
+		releases: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mink_lease_releases_total",
+			Help: "Leases this node handed back (design §3.2/§3.3: rebalancing and clean stop), by kind.",
+		}, []string{"kind"}),
+		losses: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mink_lease_losses_total",
+			Help: "Leases this node stopped holding without handing them back (design §3.2), by kind and reason: " +
+				"renewal_missing (absent from the renewal result), not_in_database (the round's read shows another holder or epoch), " +
+				"job_failed (the job returned an error, e.g. a fenced write), abandoned (not released at stop).",
+		}, []string{"kind", "reason"}),
+		held: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "mink_leases_held",
+			Help: "Leases this node holds now (design §3.2), by kind.",
+		}, []string{"kind"}),
+		lapses: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mink_lease_trust_lapses_total",
+			Help: "Jobs stopped because the trust window ended without a successful renewal (design §3.2); " +
+				"the lease stays held and its job restarts after the next successful round. By kind.",
+		}, []string{"kind"}),
+		rounds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mink_cluster_rounds_total",
+			Help: "Sharing rounds (design §3.3: register, renew, read, release, take), by result (ok, error).",
+		}, []string{"result"}),
+	}
+	// Every label value up front, so that the series exist at 0.
+	for _, k := range leaseKinds {
+		m.takes.WithLabelValues(k)
+		m.releases.WithLabelValues(k)
+		m.held.WithLabelValues(k)
+		m.lapses.WithLabelValues(k)
+		for _, r := range lossReasons {
+			m.losses.WithLabelValues(k, r)
+		}
+	}
+	m.rounds.WithLabelValues("ok")
+	m.rounds.WithLabelValues("error")
+	if reg != nil {
+		m.takes = register(reg, m.takes, log)
+		m.releases = register(reg, m.releases, log)
+		m.losses = register(reg, m.losses, log)
+		m.held = register(reg, m.held, log)
+		m.lapses = register(reg, m.lapses, log)
+		m.rounds = register(reg, m.rounds, log)
+	}
+	return m
+}
+
+func (m *metrics) round(err error) {
+	if err != nil {
+		m.rounds.WithLabelValues("error").Inc()
+		return
+	}
+	m.rounds.WithLabelValues("ok").Inc()
+}
+
+func (m *metrics) took(kind string) {
+	m.takes.WithLabelValues(kind).Inc()
+	m.held.WithLabelValues(kind).Inc()
+}
+
+func (m *metrics) released(kind string) {
+	m.releases.WithLabelValues(kind).Inc()
+	m.held.WithLabelValues(kind).Dec()
+}
+
+func (m *metrics) lost(kind, reason string) {
+	m.losses.WithLabelValues(kind, reason).Inc()
+	m.held.WithLabelValues(kind).Dec()
+}
+
+// register registers c with reg and returns it, or the collector already
+// registered in its place (several components, or several Clusters in one
+// process, share a registry and then share the series).
+func register[C prometheus.Collector](reg prometheus.Registerer, c C, log *slog.Logger) C {
+	err := reg.Register(c)
+	if err == nil {
+		return c
+	}
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		if existing, ok := are.ExistingCollector.(C); ok {
+			return existing
+		}
+		return c
+	}
+	if log != nil {
+		log.Warn("cluster: metrics", "err", err)
+	}
+	return c
+}
+
+// Jobs counted by FencedWrites.
+const (
+	JobIndexer = "indexer"
+	JobWriter  = "writer"
+)
+
+// FencedWrites returns the counter of writes Postgres rejected as fenced
+// (pgstore.ErrFenced: the lease epoch was no longer the current one, design
+// §3.2) for job (JobIndexer or JobWriter), registered with reg. The indexer
+// and the writer share the one metric, mink_fenced_writes_total{job}. With
+// a nil reg the counter counts but is not exported.
+func FencedWrites(reg prometheus.Registerer, job string) prometheus.Counter {
+	v := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mink_fenced_writes_total",
+		Help: "Writes Postgres rejected because the lease epoch they carried was no longer current " +
+			"(design §3.2 fencing); the job stops at once. By job (indexer, writer).",
+	}, []string{"job"})
+	if reg != nil {
+		v = register(reg, v, nil)
+	}
+	return v.WithLabelValues(job)
+}
