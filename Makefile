@@ -5,7 +5,7 @@ SHELL := /bin/bash
 export PATH := /usr/local/go/bin:$(HOME)/go/bin:$(PATH)
 GO ?= go
 
-.PHONY: all build deps dev test test-race vet lint clean
+.PHONY: all build deps dev test test-race vet lint clean soak
 
 all: build
 
@@ -23,6 +23,13 @@ dev: build
 test: deps
 	$(GO) vet ./...
 	$(GO) run ./internal/pgtest/withpg -- bash -c '$(GO) test -count=1 -timeout 15m ./... && $(GO) test -count=1 -race -timeout 10m ./cluster/ ./objects/ ./catalog/'
+
+# Random crashes, clean stops, pauses and joins of `mink serve` processes
+# under continuous produce, then an exactness check (e2e TestFailoverSoak).
+# MINK_SOAK_SEED=N replays a run.
+DURATION ?= 2m
+soak: deps
+	$(GO) run ./internal/pgtest/withpg -- bash -c 'MINK_SOAK_DURATION=$(DURATION) $(GO) test -count=1 -v -run TestFailoverSoak -timeout 2h ./e2e/'
 
 lint:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }

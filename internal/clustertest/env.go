@@ -1,0 +1,183 @@
+package clustertest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/minkhq/mink/internal/pgtest"
+)
+
+// Defaults of the nodes a test starts: short enough that failures play
+// out in seconds (design §3: renewals every LeaseTTL/3).
+const (
+	DefaultLeaseTTL       = 3 * time.Second
+	DefaultFlushInterval  = 200 * time.Millisecond
+	DefaultCommitInterval = 200 * time.Millisecond
+)
+
+// Env is one test's cluster: its own Postgres schema, an in-process Kafka
+// reached over TCP, and the `mink serve` processes the test starts. Every
+// process is killed at cleanup.
+type Env struct {
+	t           testing.TB
+	bin         string
+	PostgresURL string
+	Kafka       *kfake.Cluster
+	Brokers     []string
+
+	poolOnce sync.Once
+	pool     *pgxpool.Pool
+
+	mu    sync.Mutex
+	nodes []*Node
+	seq   int
+}
+
+// New starts Kafka, creates the Postgres schema and builds (or reuses) the
+// mink binary.
+func New(t testing.TB) *Env {
+	t.Helper()
+	e := &Env{t: t, bin: Binary(t), PostgresURL: pgtest.Schema(t)}
+	k, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatalf("clustertest: kafka: %v", err)
+	}
+	e.Kafka, e.Brokers = k, k.ListenAddrs()
+	// Cleanups run last-in first-out: nodes go before Kafka and the pool,
+	// and the schema (registered by pgtest.Schema above) goes last.
+	t.Cleanup(func() {
+		if e.pool != nil {
+			e.pool.Close()
+		}
+		k.Close()
+	})
+	t.Cleanup(e.killAll)
+	return e
+}
+
+// Pool is a pool on the test's schema, for observing leases, ranges and
+// nodes directly (the nodes migrate the schema when they start).
+func (e *Env) Pool() *pgxpool.Pool {
+	e.poolOnce.Do(func() {
+		p, err := pgxpool.New(context.Background(), e.PostgresURL)
+		if err != nil {
+			e.t.Fatalf("clustertest: pool: %v", err)
+		}
+		e.pool = p
+	})
+	return e.pool
+}
+
+// CreateTopic creates a Kafka topic.
+func (e *Env) CreateTopic(name string, partitions int) {
+	e.t.Helper()
+	if err := e.Kafka.CreateTopic(name, int32(partitions), nil); err != nil {
+		e.t.Fatalf("clustertest: create topic %s: %v", name, err)
+	}
+}
+
+// CreateTable posts a table definition to a node's admin API.
+func (e *Env) CreateTable(nodeURL string, def map[string]any) {
+	e.t.Helper()
+	body, err := json.Marshal(def)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	resp, err := http.Post(nodeURL+"/admin/v1/tables", "application/json", bytes.NewReader(body))
+	if err != nil {
+		e.t.Fatalf("clustertest: create table: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		msg, _ := io.ReadAll(resp.Body)
+		e.t.Fatalf("clustertest: create table: %s: %s", resp.Status, bytes.TrimSpace(msg))
+	}
+}
+
+// CreateRawTable creates topic (with partitions) and table ns.name over
+// it with raw values, whose value column keeps the bytes as they are.
+func (e *Env) CreateRawTable(nodeURL, ns, name, topic string, partitions int) {
+	e.t.Helper()
+	e.CreateTopic(topic, partitions)
+	e.CreateTable(nodeURL, map[string]any{"namespace": ns, "name": name, "topic": topic, "value_format": "raw"})
+}
+
+// Nodes returns the nodes started so far (running or not).
+func (e *Env) Nodes() []*Node {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]*Node(nil), e.nodes...)
+}
+
+// Running returns the nodes whose process is running (paused ones too).
+func (e *Env) Running() []*Node {
+	var out []*Node
+	for _, n := range e.Nodes() {
+		if n.Running() {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Node returns the started node with this id, or nil.
+func (e *Env) Node(id string) *Node {
+	for _, n := range e.Nodes() {
+		if n.ID == id {
+			return n
+		}
+	}
+	return nil
+}
+
+func (e *Env) killAll() {
+	for _, n := range e.Nodes() {
+		n.cleanup()
+	}
+}
+
+// Eventually polls cond every interval until it reports true or timeout
+// passes, then fails the test with the last message cond gave.
+func Eventually(t testing.TB, timeout, interval time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last string
+	for {
+		ok, msg := cond()
+		if ok {
+			return
+		}
+		last = msg
+		if time.Now().After(deadline) {
+			t.Fatalf("clustertest: timed out after %s waiting for %s: %s", timeout, what, last)
+		}
+		time.Sleep(interval)
+	}
+}
+
+func getJSON(ctx context.Context, url string, into any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, bytes.TrimSpace(b))
+	}
+	return json.NewDecoder(resp.Body).Decode(into)
+}

@@ -1,0 +1,180 @@
+package clustertest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/catalog/rest"
+	_ "github.com/apache/iceberg-go/io/gocloud/s3" // the S3 file IO the catalog hands out
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/minkhq/mink/admin"
+)
+
+// WaitCommitted waits until every partition of table (ns.name) is
+// committed at least up to ends (partition → offset after the last
+// record), as GET /admin/v1/tables/{table}/partitions on the node says.
+func WaitCommitted(t testing.TB, nodeURL, table string, ends map[int32]int64, timeout time.Duration) {
+	t.Helper()
+	Eventually(t, timeout, 100*time.Millisecond, table+" committed up to "+fmt.Sprint(ends), func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		var body struct {
+			Partitions []admin.PartitionStatus `json:"partitions"`
+		}
+		if err := getJSON(ctx, nodeURL+"/admin/v1/tables/"+table+"/partitions", &body); err != nil {
+			return false, err.Error()
+		}
+		got := map[int32]int64{}
+		for _, p := range body.Partitions {
+			got[p.Partition] = p.CommittedOffset
+		}
+		for p, end := range ends {
+			if got[p] < end {
+				return false, fmt.Sprintf("committed %v", got)
+			}
+		}
+		return true, ""
+	})
+}
+
+// WaitExact waits until the committed table (ns.name) holds every
+// produced record, then reads the whole table with apache/iceberg-go
+// through the node's REST catalog and S3 API and asserts that every
+// acknowledged record is there exactly once, at its partition and offset,
+// with its value bytes, and that no row holds a record that was not
+// produced. The table's value column must be raw (binary) or string.
+func WaitExact(t testing.TB, nodeURL, tableName string, produced Produced) {
+	t.Helper()
+	if len(produced.Records) == 0 {
+		t.Fatalf("clustertest: nothing was produced")
+	}
+	WaitCommitted(t, nodeURL, tableName, produced.Ends(), 90*time.Second)
+	start := time.Now()
+	at := ScanAll(t, nodeURL, tableName)
+	defer at.Release()
+
+	type pk struct {
+		p int32
+		o int64
+	}
+	want := make(map[pk][]byte, len(produced.Records))
+	for _, r := range produced.Records {
+		want[pk{r.Partition, r.Offset}] = r.Value
+	}
+	parts, offsets, values := Column(t, at, "_kafka", "partition"), Column(t, at, "_kafka", "offset"), Column(t, at, "value")
+	seen := make(map[pk]bool, len(want))
+	var extra, unsure, dup, wrong int
+	var firstErr []string
+	report := func(format string, args ...any) {
+		if len(firstErr) < 10 {
+			firstErr = append(firstErr, fmt.Sprintf(format, args...))
+		}
+	}
+	for c := range parts {
+		for i := 0; i < parts[c].Len(); i++ {
+			k := pk{parts[c].(*array.Int32).Value(i), offsets[c].(*array.Int64).Value(i)}
+			v := valueAt(t, values[c], i)
+			if seen[k] {
+				dup++
+				report("row p%d@%d appears more than once", k.p, k.o)
+				continue
+			}
+			seen[k] = true
+			w, ok := want[k]
+			switch {
+			case !ok && produced.Unsure[string(v)]:
+				unsure++ // a produce that failed may still have landed
+			case !ok:
+				extra++
+				report("row p%d@%d = %q was not produced", k.p, k.o, v)
+			case string(w) != string(v):
+				wrong++
+				report("row p%d@%d = %q, produced %q", k.p, k.o, v, w)
+			}
+		}
+	}
+	var missing int
+	for k := range want {
+		if !seen[k] {
+			missing++
+			report("record p%d@%d missing", k.p, k.o)
+		}
+	}
+	if dup+extra+wrong+missing > 0 {
+		t.Fatalf("clustertest: %s is not exact: %d rows, %d produced: %d missing, %d duplicated, %d not produced, %d wrong values:\n  %s",
+			tableName, at.NumRows(), len(want), missing, dup, extra, wrong, strings.Join(firstErr, "\n  "))
+	}
+	t.Logf("clustertest: %s exact: %d records in %d partitions read through %s (%d from failed produces) in %s",
+		tableName, len(want), len(produced.Ends()), nodeURL, unsure, time.Since(start).Round(time.Millisecond))
+}
+
+func valueAt(t testing.TB, a arrow.Array, i int) []byte {
+	switch v := a.(type) {
+	case *array.Binary:
+		return v.Value(i)
+	case *array.String:
+		return []byte(v.Value(i))
+	case *array.LargeBinary:
+		return v.Value(i)
+	case *array.LargeString:
+		return []byte(v.Value(i))
+	}
+	t.Fatalf("clustertest: value column of type %s", a.DataType())
+	return nil
+}
+
+// ScanAll loads table (ns.name) through the node's REST catalog and reads
+// every row through the S3 API the catalog hands out. The caller releases
+// the result.
+func ScanAll(t testing.TB, nodeURL, tableName string) arrow.Table {
+	t.Helper()
+	ns, name, ok := strings.Cut(tableName, ".")
+	if !ok {
+		t.Fatalf("clustertest: table %q is not ns.name", tableName)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cat, err := rest.NewCatalog(ctx, "mink", nodeURL)
+	if err != nil {
+		t.Fatalf("clustertest: catalog at %s: %v", nodeURL, err)
+	}
+	tbl, err := cat.LoadTable(ctx, table.Identifier{ns, name})
+	if err != nil {
+		t.Fatalf("clustertest: load %s: %v", tableName, err)
+	}
+	at, err := tbl.Scan().ToArrowTable(ctx)
+	if err != nil {
+		t.Fatalf("clustertest: scan %s: %v", tableName, err)
+	}
+	return at
+}
+
+// Column returns the chunks of a top-level column, or of a field of a
+// struct column when path has two elements.
+func Column(t testing.TB, at arrow.Table, path ...string) []arrow.Array {
+	t.Helper()
+	idx := at.Schema().FieldIndices(path[0])
+	if len(idx) != 1 {
+		t.Fatalf("clustertest: column %s: %d matches", path[0], len(idx))
+	}
+	var out []arrow.Array
+	for _, chunk := range at.Column(idx[0]).Data().Chunks() {
+		arr := chunk
+		for _, p := range path[1:] {
+			st := arr.(*array.Struct)
+			i, ok := st.DataType().(*arrow.StructType).FieldIdx(p)
+			if !ok {
+				t.Fatalf("clustertest: no field %s in %s", p, path[0])
+			}
+			arr = st.Field(i)
+		}
+		out = append(out, arr)
+	}
+	return out
+}

@@ -1,0 +1,297 @@
+package clustertest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// NodeOptions configures one `mink serve` process. Zero values take the
+// package defaults.
+type NodeOptions struct {
+	ID             string   // default "node-N"
+	Roles          []string // default both (the flag is not passed)
+	MaxPartitions  int
+	LeaseTTL       time.Duration // default DefaultLeaseTTL
+	FlushInterval  time.Duration // default DefaultFlushInterval
+	CommitInterval time.Duration // default DefaultCommitInterval
+	LogLevel       string        // default "info"
+	Args           []string      // more flags
+	// NoWait returns as soon as the process started, without waiting for
+	// /readyz.
+	NoWait bool
+}
+
+// Node is one `mink serve` process.
+type Node struct {
+	ID      string
+	LogPath string
+	Opts    NodeOptions
+
+	t    testing.TB
+	url  string
+	cmd  *exec.Cmd
+	log  *os.File
+	done chan struct{}
+
+	mu       sync.Mutex
+	exitedAt time.Time
+	waitErr  error
+	paused   bool
+}
+
+// StartNode starts `mink serve` with the test's Postgres and Kafka on a
+// free loopback port and waits until it answers /readyz. Its output goes
+// to a log file whose tail is printed if the test fails.
+func (e *Env) StartNode(opts NodeOptions) *Node {
+	e.t.Helper()
+	e.mu.Lock()
+	e.seq++
+	seq := e.seq
+	e.mu.Unlock()
+	if opts.ID == "" {
+		opts.ID = fmt.Sprintf("node-%d", seq)
+	}
+	if opts.LeaseTTL == 0 {
+		opts.LeaseTTL = DefaultLeaseTTL
+	}
+	if opts.FlushInterval == 0 {
+		opts.FlushInterval = DefaultFlushInterval
+	}
+	if opts.CommitInterval == 0 {
+		opts.CommitInterval = DefaultCommitInterval
+	}
+	if opts.LogLevel == "" {
+		opts.LogLevel = "info"
+	}
+	port, err := freePort()
+	if err != nil {
+		e.t.Fatalf("clustertest: free port: %v", err)
+	}
+	dir := e.t.TempDir()
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	args := []string{"serve",
+		"--postgres", e.PostgresURL,
+		"--kafka", strings.Join(e.Brokers, ","),
+		"--listen", fmt.Sprintf("127.0.0.1:%d", port),
+		"--advertise", url,
+		"--node-id", opts.ID,
+		"--lease-ttl", opts.LeaseTTL.String(),
+		"--flush-interval", opts.FlushInterval.String(),
+		"--commit-interval", opts.CommitInterval.String(),
+		"--cache-dir", filepath.Join(dir, "cache"),
+		"--log-level", opts.LogLevel,
+	}
+	if len(opts.Roles) > 0 {
+		args = append(args, "--roles", strings.Join(opts.Roles, ","))
+	}
+	if opts.MaxPartitions > 0 {
+		args = append(args, "--max-partitions", strconv.Itoa(opts.MaxPartitions))
+	}
+	args = append(args, opts.Args...)
+
+	n := &Node{ID: opts.ID, Opts: opts, t: e.t, url: url, LogPath: filepath.Join(dir, "mink.log"), done: make(chan struct{})}
+	n.log, err = os.Create(n.LogPath)
+	if err != nil {
+		e.t.Fatalf("clustertest: %v", err)
+	}
+	n.cmd = exec.Command(e.bin, args...)
+	n.cmd.Stdout, n.cmd.Stderr = n.log, n.log
+	n.cmd.Env = append(os.Environ(), "GOTRACEBACK=all")
+	if err := n.cmd.Start(); err != nil {
+		n.log.Close()
+		e.t.Fatalf("clustertest: start %s: %v", opts.ID, err)
+	}
+	go func() {
+		err := n.cmd.Wait()
+		n.mu.Lock()
+		n.exitedAt, n.waitErr = time.Now(), err
+		n.mu.Unlock()
+		n.log.Close()
+		close(n.done)
+	}()
+	e.mu.Lock()
+	e.nodes = append(e.nodes, n)
+	e.mu.Unlock()
+	e.t.Cleanup(func() {
+		if e.t.Failed() {
+			e.t.Logf("--- log of %s (%s), last lines:\n%s", n.ID, n.LogPath, n.Tail(60))
+		}
+	})
+	if !opts.NoWait {
+		n.WaitReady(30 * time.Second)
+	}
+	return n
+}
+
+// WaitReady waits until the node answers /readyz with 200.
+func (n *Node) WaitReady(timeout time.Duration) {
+	n.t.Helper()
+	Eventually(n.t, timeout, 50*time.Millisecond, n.ID+" /readyz", func() (bool, string) {
+		select {
+		case <-n.done:
+			n.t.Fatalf("clustertest: %s exited before it was ready (%v):\n%s", n.ID, n.WaitErr(), n.Tail(40))
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, n.url+"/readyz", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, err.Error()
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, resp.Status
+	})
+}
+
+// URL is the node's advertised URL (catalog, S3 and admin API).
+func (n *Node) URL() string { return n.url }
+
+// Pid is the process id.
+func (n *Node) Pid() int { return n.cmd.Process.Pid }
+
+// Done is closed when the process has exited.
+func (n *Node) Done() <-chan struct{} { return n.done }
+
+// Running reports whether the process has not exited (a paused process
+// is running).
+func (n *Node) Running() bool {
+	select {
+	case <-n.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// ExitedAt is when the test saw the process exit (zero while running).
+func (n *Node) ExitedAt() time.Time {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.exitedAt
+}
+
+// WaitErr is the process's exit error (nil for status 0).
+func (n *Node) WaitErr() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.waitErr
+}
+
+// Stop sends SIGTERM (a clean stop: jobs stop, leases are released, the
+// row is deleted) and waits for the process to exit; it fails the test if
+// the process does not exit in time or exits with an error.
+func (n *Node) Stop() {
+	n.t.Helper()
+	if !n.Running() {
+		return
+	}
+	n.Resume()
+	_ = n.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-n.done:
+	case <-time.After(20 * time.Second):
+		_ = n.cmd.Process.Kill()
+		<-n.done
+		n.t.Fatalf("clustertest: %s did not stop within 20s of SIGTERM", n.ID)
+	}
+	if err := n.WaitErr(); err != nil {
+		n.t.Errorf("clustertest: %s exited with %v after SIGTERM", n.ID, err)
+	}
+}
+
+// Kill sends SIGKILL (a crash: nothing is released) and waits for the
+// process to exit.
+func (n *Node) Kill() {
+	n.t.Helper()
+	if !n.Running() {
+		return
+	}
+	_ = n.cmd.Process.Kill()
+	<-n.done
+}
+
+// Pause sends SIGSTOP: the process stops running but keeps its
+// connections, as a node stuck in a long pause would.
+func (n *Node) Pause() {
+	n.t.Helper()
+	if err := n.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		n.t.Fatalf("clustertest: SIGSTOP %s: %v", n.ID, err)
+	}
+	n.mu.Lock()
+	n.paused = true
+	n.mu.Unlock()
+}
+
+// Resume sends SIGCONT to a paused node.
+func (n *Node) Resume() {
+	n.mu.Lock()
+	paused := n.paused
+	n.paused = false
+	n.mu.Unlock()
+	if paused && n.Running() {
+		_ = n.cmd.Process.Signal(syscall.SIGCONT)
+	}
+}
+
+// Log returns the node's output so far.
+func (n *Node) Log() string {
+	b, _ := os.ReadFile(n.LogPath)
+	return string(b)
+}
+
+// LogLines returns the lines of the node's output that contain s.
+func (n *Node) LogLines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(n.Log(), "\n") {
+		if strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// Tail returns the last lines of the node's output.
+func (n *Node) Tail(lines int) string {
+	b, _ := os.ReadFile(n.LogPath)
+	b = bytes.TrimRight(b, "\n")
+	parts := bytes.Split(b, []byte("\n"))
+	if len(parts) > lines {
+		parts = parts[len(parts)-lines:]
+	}
+	return string(bytes.Join(parts, []byte("\n")))
+}
+
+// cleanup kills the process if it still runs (a paused one too).
+func (n *Node) cleanup() {
+	if !n.Running() {
+		return
+	}
+	_ = n.cmd.Process.Kill()
+	_ = n.cmd.Process.Signal(syscall.SIGCONT)
+	select {
+	case <-n.done:
+	case <-time.After(10 * time.Second):
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
