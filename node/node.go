@@ -227,7 +227,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		}
 		n.objects.ServeHTTP(w, r)
 	})
-	n.server = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// IdleTimeout closes keep-alive connections clients leave idle (some
+	// open a new S3 client per table load and never close the old one).
+	n.server = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 30 * time.Second}
 	go func() {
 		if err := n.server.Serve(n.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("node: http server", "err", err)

@@ -104,8 +104,6 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, status int, 
 }
 
 // dbUnavailable reports whether a PostgreSQL error means the database
-// cannot be reached now. A closed pool counts: it only happens while the
-// node shuts down, and another node can answer.
-func dbUnavailable(err error) bool {
-	return pgstore.IsUnavailable(err)
-}
+// cannot be reached now (pgstore.IsUnavailable: unreachable, reset, closed
+// pool, timeout).
+func dbUnavailable(err error) bool { return pgstore.IsUnavailable(err) }

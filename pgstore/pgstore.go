@@ -12,6 +12,8 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -151,6 +153,12 @@ func IsUnavailable(err error) bool {
 	// A closed pool only happens while a node shuts down; another node can
 	// answer. A deadline means the server did not answer in time.
 	if errors.Is(err, puddle.ErrClosedPool) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	// A pooled connection to a server that went away fails on its first
+	// use with a reset or an early EOF rather than a connect error.
+	var op *net.OpError
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.As(err, &op) {
 		return true
 	}
 	return pgconn.SafeToRetry(err) || pgconn.Timeout(err) || isConnectError(err)
