@@ -53,6 +53,7 @@ type Indexer struct {
 type metrics struct {
 	records, bytes, ranges, deadLetters *prometheus.CounterVec
 	indexedOffset, lag                  *prometheus.GaugeVec
+	fenced                              prometheus.Counter
 }
 
 // New returns an indexer.
@@ -85,6 +86,7 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Indexer {
 			}
 		}
 	}
+	m.fenced = cluster.FencedWrites(cfg.Registerer, cluster.JobIndexer)
 	return &Indexer{pool: pool, kafka: kc, cfg: cfg, m: m}
 }
 
@@ -130,6 +132,7 @@ func (ix *Indexer) Run(ctx context.Context, l cluster.Lease) error {
 				break
 			}
 			if errors.Is(err, pgstore.ErrFenced) {
+				ix.m.fenced.Inc()
 				log.Warn("indexer: fenced, stopping", "err", err)
 				return true, err
 			}
