@@ -4,6 +4,9 @@
 SHELL := /bin/bash
 export PATH := /usr/local/go/bin:$(HOME)/go/bin:$(PATH)
 GO ?= go
+# How long `make soak` runs (random crashes, joins, stops and pauses under
+# continuous produce; the table is checked exact at the end).
+DURATION ?= 2m
 
 .PHONY: all build deps dev test test-race vet lint clean soak
 
