@@ -41,7 +41,7 @@ type DevConfig struct {
 	LeaseTTL time.Duration
 	// FlushInterval and CommitInterval of the nodes. Default 500ms each.
 	FlushInterval, CommitInterval time.Duration
-	Logger   *slog.Logger
+	Logger                        *slog.Logger
 	// Out receives the banner (catalog URI, commands). Default stdout.
 	Out io.Writer
 	// Command is how the banner names the mink binary. Default "mink".

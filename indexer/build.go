@@ -82,14 +82,27 @@ func (b *Builder) Build(ctx context.Context, key string) ([]byte, error) {
 		f = res.DLQ
 	}
 	if f == nil {
-		return nil, fmt.Errorf("%w: %s: the rebuild holds no rows", objects.ErrChecksumMismatch, key)
+		b.markForRebuild(ctx, key)
+		return nil, fmt.Errorf("%w: %s: the rebuild holds no rows (records below Kafka's log start or compacted away); the file is marked for re-indexing",
+			objects.ErrChecksumMismatch, key)
 	}
 	got := sha256.Sum256(f.Bytes)
 	if int64(len(f.Bytes)) != size || !bytes.Equal(got[:], sum) {
-		return nil, fmt.Errorf("%w: %s: rebuilt %d bytes sha256 %x, recorded %d bytes sha256 %x",
+		b.markForRebuild(ctx, key)
+		return nil, fmt.Errorf("%w: %s: rebuilt %d bytes sha256 %x, recorded %d bytes sha256 %x (Kafka no longer holds the same records, e.g. after log compaction); the file is marked for re-indexing",
 			objects.ErrChecksumMismatch, key, len(f.Bytes), got, size, sum)
 	}
 	return f.Bytes, nil
+}
+
+// markForRebuild flags the live data file at key for re-indexing by the
+// table's writer (design §4.5), which replaces it with an overwrite commit.
+// Files no longer live (removed by a later snapshot, read by time travel)
+// and tail files are left alone. Best effort: the read fails either way.
+func (b *Builder) markForRebuild(ctx context.Context, key string) {
+	_, _ = b.pool.Exec(context.WithoutCancel(ctx), `
+		UPDATE data_files SET needs_rebuild = true
+		WHERE path = $1 AND removed_snapshot_id IS NULL AND committed_snapshot_id IS NOT NULL AND NOT needs_rebuild`, key)
 }
 
 func unavailable(err error) error {

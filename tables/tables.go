@@ -89,12 +89,24 @@ func (t *Table) DataFileKey(partition int32, start, end int64, v int) string {
 	return fmt.Sprintf("%s/data/%d/%d-%d-%d.parquet", Key(t.Location), partition, start, end, v)
 }
 
+// DataFileKeyGen is DataFileKey for generation gen of the range: 0 is the
+// plain key; a file that replaces another of the same range (re-indexed
+// after log compaction) has gen > 0 and the key
+// "…/<start>-<end>-<v>-g<gen>.parquet".
+func (t *Table) DataFileKeyGen(partition int32, start, end int64, v, gen int) string {
+	if gen == 0 {
+		return t.DataFileKey(partition, start, end, v)
+	}
+	return fmt.Sprintf("%s/data/%d/%d-%d-%d-g%d.parquet", Key(t.Location), partition, start, end, v, gen)
+}
+
 // DataFileRef is a parsed data file key.
 type DataFileRef struct {
 	TableKey   string // "<ns path>/<name>"
 	Partition  int32
 	Start, End int64
 	Version    int
+	Generation int // 0, or n of a "-g<n>" suffix (DataFileKeyGen)
 }
 
 // ParseDataFileKey parses "<ns path>/<name>/data/<p>/<start>-<end>-<v>.parquet".
@@ -112,6 +124,14 @@ func ParseDataFileKey(key string) (DataFileRef, bool) {
 		return DataFileRef{}, false
 	}
 	nums := strings.Split(strings.TrimSuffix(parts[1], ".parquet"), "-")
+	gen := 0
+	if len(nums) == 4 && strings.HasPrefix(nums[3], "g") {
+		g, err := strconv.Atoi(nums[3][1:])
+		if err != nil || g <= 0 || strconv.Itoa(g) != nums[3][1:] {
+			return DataFileRef{}, false
+		}
+		gen, nums = g, nums[:3]
+	}
 	if len(nums) != 3 {
 		return DataFileRef{}, false
 	}
@@ -121,7 +141,7 @@ func ParseDataFileKey(key string) (DataFileRef, bool) {
 	if err1 != nil || err2 != nil || err3 != nil {
 		return DataFileRef{}, false
 	}
-	return DataFileRef{TableKey: key[:i], Partition: int32(p), Start: s, End: e, Version: v}, true
+	return DataFileRef{TableKey: key[:i], Partition: int32(p), Start: s, End: e, Version: v, Generation: gen}, true
 }
 
 // nameRE is what a namespace level or table name may be: it must fit in

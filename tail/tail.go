@@ -101,7 +101,7 @@ func (l *Loader) LoadTable(ctx context.Context, committed catalog.Table) (catalo
 	}
 	// Read Kafka first: every record acknowledged before this load is
 	// below these offsets, whatever the writer commits meanwhile.
-	stable, err := l.kafka.LastStableOffsets(ctx, src.Topic)
+	offs, err := l.kafka.ListOffsets(ctx, src.Topic)
 	if err != nil {
 		return committed, fmt.Errorf("%w: %w", catalog.ErrUnavailable, err)
 	}
@@ -113,8 +113,10 @@ func (l *Loader) LoadTable(ctx context.Context, committed catalog.Table) (catalo
 	out.MetadataLocation, out.Metadata = st.location, st.metadata
 	var tail []tailRange
 	for p, end := range st.ends {
-		if lso, ok := stable[p]; ok && lso > end {
-			tail = append(tail, tailRange{partition: p, start: end, end: lso})
+		// Never below Kafka's log start (retention, DeleteRecords): those
+		// records are gone, and a tail file of them could not be rebuilt.
+		if o, ok := offs[p]; ok && o.LastStable > max(end, o.LogStart) {
+			tail = append(tail, tailRange{partition: p, start: max(end, o.LogStart), end: o.LastStable})
 		}
 	}
 	if len(tail) == 0 {

@@ -5,7 +5,9 @@
 // the table's metadata location. It also adds partition leases when the
 // topic gains partitions.
 //
-// Assembly, statistics files, expiry and collection come later.
+// Every few commit intervals it also expires files below Kafka's log start
+// and re-indexes files whose rebuild no longer matches (expiry.go).
+// Assembly, statistics files and snapshot expiry come later.
 package writer
 
 import (
@@ -88,7 +90,7 @@ func (w *Writer) Run(ctx context.Context, l cluster.Lease) error {
 	log := w.cfg.Logger.With("scope", l.Scope, "epoch", l.Epoch, "table_id", l.TableID)
 	tick := time.NewTicker(w.cfg.CommitInterval)
 	defer tick.Stop()
-	var lastCheck time.Time
+	var lastCheck, lastExpiry time.Time
 	for {
 		t, err := tables.Get(ctx, w.pool, l.TableID)
 		if errors.Is(err, tables.ErrNotFound) {
@@ -103,6 +105,14 @@ func (w *Writer) Run(ctx context.Context, l cluster.Lease) error {
 					break
 				}
 				err = w.commit(ctx, l, tbl)
+			}
+			if err == nil && time.Since(lastExpiry) >= w.expiryInterval() {
+				lastExpiry = time.Now()
+				if xerr := w.expire(ctx, l, t, dlq); errors.Is(xerr, pgstore.ErrFenced) {
+					err = xerr
+				} else if xerr != nil && ctx.Err() == nil {
+					log.Warn("writer: expiry failed, will retry", "err", xerr)
+				}
 			}
 			if err == nil && time.Since(lastCheck) >= w.cfg.PartitionCheckInterval {
 				lastCheck = time.Now()
