@@ -261,6 +261,7 @@ func status(ctx context.Context, args []string, stdout io.Writer) error {
 				CommittedOffset int64   `json:"committed_offset"`
 				HighWatermark   int64   `json:"high_watermark"`
 				Lag             int64   `json:"lag"`
+				RecordsPerSec   float64 `json:"records_per_second"`
 				Holder          *string `json:"holder"`
 				Epoch           int64   `json:"epoch"`
 			} `json:"partitions"`
@@ -280,13 +281,13 @@ func status(ctx context.Context, args []string, stdout io.Writer) error {
 			fmt.Fprintf(stdout, "  kafka unreachable: %s\n", parts.KafkaError)
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  PARTITION\tHOLDER\tEPOCH\tINDEXED\tCOMMITTED\tHIGH WATERMARK\tLAG")
+		fmt.Fprintln(tw, "  PARTITION\tHOLDER\tEPOCH\tINDEXED\tCOMMITTED\tHIGH WATERMARK\tLAG\tRECORDS/S (1 MIN)")
 		for _, p := range parts.Partitions {
 			holder := "-"
 			if p.Holder != nil {
 				holder = *p.Holder
 			}
-			fmt.Fprintf(tw, "  %d\t%s\t%d\t%d\t%d\t%d\t%d\n", p.Partition, holder, p.Epoch, p.IndexedOffset, p.CommittedOffset, p.HighWatermark, p.Lag)
+			fmt.Fprintf(tw, "  %d\t%s\t%d\t%d\t%d\t%d\t%d\t%.1f\n", p.Partition, holder, p.Epoch, p.IndexedOffset, p.CommittedOffset, p.HighWatermark, p.Lag, p.RecordsPerSec)
 		}
 		tw.Flush()
 	}

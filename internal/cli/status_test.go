@@ -26,7 +26,7 @@ func TestStatusLeases(t *testing.T) {
 			{"scope":"1/partition/0","table":"ns.t","kind":"partition","partition":0,"holder":"a","epoch":2,"expires_at":%q},
 			{"scope":"1/partition/1","table":"ns.t","kind":"partition","partition":1,"holder":null,"epoch":5,"expires_at":null}]}`, exp, exp),
 		"/admin/v1/tables":                 `{"tables":[{"namespace":"ns","name":"t"}]}`,
-		"/admin/v1/tables/ns.t/partitions": `{"partitions":[{"partition":0,"holder":"a","epoch":2},{"partition":1,"holder":null,"epoch":5}]}`,
+		"/admin/v1/tables/ns.t/partitions": `{"partitions":[{"partition":0,"holder":"a","epoch":2,"indexed_offset":900,"committed_offset":850,"high_watermark":1000,"lag":100,"records_per_second":12.5},{"partition":1,"holder":null,"epoch":5}]}`,
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, ok := answers[r.URL.Path]
@@ -51,6 +51,8 @@ func TestStatusLeases(t *testing.T) {
 	require.Equal(t, []string{"ns.t", "partition", "0", "a", "2", "in", "20s"}, fields(6))
 	require.Equal(t, []string{"ns.t", "partition", "1", "-", "5", "-"}, fields(7))
 	require.Contains(t, out.String(), "ns.t  writer: a (epoch 3, expires in 20s)")
+	require.Equal(t, []string{"PARTITION", "HOLDER", "EPOCH", "INDEXED", "COMMITTED", "HIGH", "WATERMARK", "LAG", "RECORDS/S", "(1", "MIN)"}, fields(10))
+	require.Equal(t, []string{"0", "a", "2", "900", "850", "1000", "100", "12.5"}, fields(11))
 
 	out.Reset()
 	require.NoError(t, status(context.Background(), []string{"--admin", srv.URL}, &out))
