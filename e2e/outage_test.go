@@ -1,14 +1,19 @@
 package e2e
 
 // The two outage rows of design §3.4, end to end: PostgreSQL or Kafka
-// becomes unreachable under running nodes, then comes back.
+// becomes unreachable under running `mink serve` processes
+// (internal/clustertest), then comes back.
 //
-// The cluster in both tests is three in-process nodes: two indexers
-// (role indexer only) that share the partitions and the writer lease, and
-// one server (role server only) that owns every data file. With that split
+// The cluster in both tests is three processes: two indexers (role
+// indexer only) that share the partitions and the writer lease, and one
+// server (role server only) that owns every data file. With that split
 // no data file is cached by an indexer warming its owner's cache, so which
 // files are cached is decided by the test alone: the file it read before
 // the outage is cached, the others are not.
+//
+// Postgres is cut with a netproxy.Proxy between the nodes and the server
+// (the test reads the database directly); Kafka with a netproxy.Switch
+// the in-process Kafka listens through (the test's producer is cut too).
 
 import (
 	"bytes"
@@ -19,32 +24,27 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minkhq/mink/cluster"
-	"github.com/minkhq/mink/devenv"
+	"github.com/minkhq/mink/internal/clustertest"
 	"github.com/minkhq/mink/internal/netproxy"
-	"github.com/minkhq/mink/internal/pgtest"
-	"github.com/minkhq/mink/node"
 )
 
 const (
-	outageTTL        = 3 * time.Second
+	outageTTL        = clustertest.DefaultLeaseTTL
 	outageMargin     = outageTTL / 6 // cluster's default safety margin
 	outagePartitions = 4
 	outageNS         = "outage"
@@ -52,157 +52,58 @@ const (
 	outageTopic      = "events"
 )
 
-// --- log capture ---
-
-type outageLogEntry struct {
-	at     time.Time
-	level  slog.Level
-	msg    string
-	nodeID string
-	attrs  string
-}
-
-// outageLogs keeps every log line of the nodes, to find when a node did
-// something (jobs stopped at the end of the trust window) and to print the
-// log when a test fails.
-type outageLogs struct {
-	mu      sync.Mutex
-	entries []outageLogEntry
-}
-
-func (s *outageLogs) logger() *slog.Logger { return slog.New(&outageLogHandler{s: s}) }
-
-// first returns the time of the first line from nodeID with msg at or after
-// since.
-func (s *outageLogs) first(nodeID, msg string, since time.Time) (time.Time, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, e := range s.entries {
-		if e.nodeID == nodeID && e.msg == msg && !e.at.Before(since) {
-			return e.at, true
-		}
-	}
-	return time.Time{}, false
-}
-
-func (s *outageLogs) dump(t *testing.T) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var b strings.Builder
-	for _, e := range s.entries {
-		if e.level >= slog.LevelInfo {
-			fmt.Fprintf(&b, "%s %s [%s] %s%s\n", e.at.Format("15:04:05.000"), e.level, e.nodeID, e.msg, e.attrs)
-		}
-	}
-	t.Logf("node log:\n%s", b.String())
-}
-
-type outageLogHandler struct {
-	s      *outageLogs
-	nodeID string
-	attrs  string
-}
-
-func (h *outageLogHandler) Enabled(context.Context, slog.Level) bool { return true }
-
-func (h *outageLogHandler) Handle(_ context.Context, r slog.Record) error {
-	e := outageLogEntry{at: time.Now(), level: r.Level, msg: r.Message, nodeID: h.nodeID, attrs: h.attrs}
-	r.Attrs(func(a slog.Attr) bool {
-		if a.Key == "node_id" {
-			e.nodeID = a.Value.String()
-		} else {
-			e.attrs += " " + a.String()
-		}
-		return true
-	})
-	h.s.mu.Lock()
-	h.s.entries = append(h.s.entries, e)
-	h.s.mu.Unlock()
-	return nil
-}
-
-func (h *outageLogHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	c := *h
-	for _, a := range as {
-		if a.Key == "node_id" {
-			c.nodeID = a.Value.String()
-		} else {
-			c.attrs += " " + a.String()
-		}
-	}
-	return &c
-}
-
-func (h *outageLogHandler) WithGroup(string) slog.Handler { return h }
-
 // --- the cluster under test ---
 
 type outageEnv struct {
 	t        *testing.T
+	env      *clustertest.Env
 	db       *pgxpool.Pool // straight to PostgreSQL, never through a proxy
-	logs     *outageLogs
-	indexers []*node.Node
-	server   *node.Node
-	cacheDir string // the server's
+	indexers []*clustertest.Node
+	server   *clustertest.Node
 	producer *kgo.Client
-	brokers  []string
 
 	mu       sync.Mutex
 	produced map[pk][]byte
 }
 
-// startOutageEnv starts the three nodes on nodePG (a URL that may go
-// through a proxy) and brokers, creates the table and a producer. realPG
-// reaches the same schema directly.
-func startOutageEnv(t *testing.T, realPG, nodePG string, brokers []string) *outageEnv {
+// startOutageEnv starts the three `mink serve` processes on nodePG (a URL
+// that may go through a proxy; "" is the test's schema directly) and the
+// env's Kafka, creates the topic, the table and a producer.
+func startOutageEnv(t *testing.T, env *clustertest.Env, nodePG string) *outageEnv {
 	t.Helper()
-	ctx := context.Background()
-	e := &outageEnv{t: t, logs: &outageLogs{}, brokers: brokers, produced: map[pk][]byte{}}
-	t.Cleanup(func() {
-		if t.Failed() {
-			e.logs.dump(t)
-		}
-	})
-	var err error
-	e.db, err = pgxpool.New(ctx, realPG)
-	require.NoError(t, err)
-	t.Cleanup(e.db.Close)
-
-	cacheRoot := t.TempDir()
-	start := func(id string, roles ...string) *node.Node {
-		n, err := node.Start(ctx, node.Config{
-			PostgresURL: nodePG, KafkaBrokers: brokers, Listen: "127.0.0.1:0",
-			NodeID: id, Roles: roles, LeaseTTL: outageTTL,
-			CacheDir: filepath.Join(cacheRoot, id), CacheSize: 1 << 30,
-			FlushInterval: 300 * time.Millisecond, CommitInterval: 300 * time.Millisecond,
-			Logger: e.logs.logger(),
-		})
-		require.NoError(t, err)
-		return n
+	e := &outageEnv{t: t, env: env, db: env.Pool(), produced: map[pk][]byte{}}
+	start := func(id string, roles ...string) *clustertest.Node {
+		return env.StartNode(clustertest.NodeOptions{ID: id, Roles: roles, LeaseTTL: outageTTL, PostgresURL: nodePG})
 	}
 	e.server = start("srv", cluster.RoleServer)
-	e.cacheDir = filepath.Join(cacheRoot, "srv")
-	e.indexers = []*node.Node{start("ix-1", cluster.RoleIndexer), start("ix-2", cluster.RoleIndexer)}
-	t.Cleanup(func() {
-		var wg sync.WaitGroup
-		for _, n := range e.nodes() {
-			wg.Add(1)
-			go func() { defer wg.Done(); n.Stop() }()
-		}
-		wg.Wait()
-	})
+	e.indexers = []*clustertest.Node{start("ix-1", cluster.RoleIndexer), start("ix-2", cluster.RoleIndexer)}
 
-	require.NoError(t, devenv.CreateTable(ctx, e.server.URL(), map[string]any{
+	env.CreateTopic(outageTopic, outagePartitions)
+	env.CreateTable(e.server.URL(), map[string]any{
 		"namespace": outageNS, "name": outageTable, "topic": outageTopic, "value_format": "raw",
-	}))
-	e.producer, err = kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic(outageTopic),
+	})
+	var err error
+	e.producer, err = kgo.NewClient(kgo.SeedBrokers(env.Brokers...), kgo.DefaultProduceTopic(outageTopic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	require.NoError(t, err)
 	t.Cleanup(e.producer.Close)
 	return e
 }
 
-func (e *outageEnv) nodes() []*node.Node { return append([]*node.Node{e.server}, e.indexers...) }
+func (e *outageEnv) nodes() []*clustertest.Node {
+	return append([]*clustertest.Node{e.server}, e.indexers...)
+}
+
+// firstLog returns the time of n's first log line containing msg at or
+// after since (the log's times have millisecond resolution).
+func firstLog(n *clustertest.Node, msg string, since time.Time) (time.Time, bool) {
+	for _, at := range n.LogTimes(msg) {
+		if !at.Before(since.Truncate(time.Millisecond)) {
+			return at, true
+		}
+	}
+	return time.Time{}, false
+}
 
 func (e *outageEnv) url(path string) string { return e.server.URL() + path }
 
@@ -371,7 +272,7 @@ func (e *outageEnv) committedKeys() []string {
 // cache names files by the hex SHA-256 of their key).
 func (e *outageEnv) cached(key string) bool {
 	sum := sha256.Sum256([]byte(key))
-	_, err := os.Stat(filepath.Join(e.cacheDir, hex.EncodeToString(sum[:])))
+	_, err := os.Stat(filepath.Join(e.server.CacheDir, hex.EncodeToString(sum[:])))
 	return err == nil
 }
 
@@ -418,29 +319,23 @@ func (e *outageEnv) waitNewCommit(old int, timeout time.Duration) time.Time {
 	return time.Time{}
 }
 
-// requireExact scans the table with iceberg-go through the server and
-// checks that every produced record is in it exactly once, with its value.
+// requireExact waits until the table is committed up to every produced
+// record, scans it with iceberg-go through the server and checks that
+// every produced record is in it exactly once, with its value, and
+// nothing else.
 func (e *outageEnv) requireExact() {
 	e.t.Helper()
 	e.mu.Lock()
-	want := make(map[pk][]byte, len(e.produced))
+	produced := clustertest.Produced{Topic: outageTopic, Unsure: map[string]bool{}}
 	for k, v := range e.produced {
-		want[k] = v
+		produced.Records = append(produced.Records, clustertest.Record{Partition: k.partition, Offset: k.offset, Value: v})
 	}
 	e.mu.Unlock()
-	at := scanAll(e.t, e.server.URL(), outageNS, outageTable)
-	require.EqualValues(e.t, len(want), at.NumRows(), "rows")
-	parts, offsets, values := column(e.t, at, "_kafka", "partition"), column(e.t, at, "_kafka", "offset"), column(e.t, at, "value")
-	for c := range parts {
-		for i := 0; i < parts[c].Len(); i++ {
-			k := pk{parts[c].(*array.Int32).Value(i), offsets[c].(*array.Int64).Value(i)}
-			v, ok := want[k]
-			require.True(e.t, ok, "row %v was not produced, or appears twice", k)
-			require.Equal(e.t, v, values[c].(*array.Binary).Value(i), "value of %v", k)
-			delete(want, k)
-		}
-	}
-	require.Empty(e.t, want, "produced records missing from the table")
+	sort.Slice(produced.Records, func(i, j int) bool {
+		a, b := produced.Records[i], produced.Records[j]
+		return a.Partition < b.Partition || a.Partition == b.Partition && a.Offset < b.Offset
+	})
+	clustertest.WaitExact(e.t, e.server.URL(), outageNS+"."+outageTable, produced)
 }
 
 // get does a GET with a short timeout; a transport error is status 0.
@@ -503,33 +398,14 @@ func outageStatus(t *testing.T, u string) int {
 	return st
 }
 
-// outagePGURL returns realPG with its host:port replaced by the proxy's.
-func outagePGURL(t *testing.T, realPG string, p *netproxy.Proxy) string {
-	t.Helper()
-	u, err := url.Parse(realPG)
-	require.NoError(t, err)
-	u.Host = p.Addr()
-	return u.String()
-}
-
 // TestPostgresOutage: design §3.4, "Postgres unreachable": table loads and
 // reads of files not in the owner's cache answer 503; cached files are
 // still served; indexers and writers stop (within the trust window); once
 // Postgres answers every node takes its share again, without a restart.
 func TestPostgresOutage(t *testing.T) {
-	realPG := pgtest.Schema(t)
-	u, err := url.Parse(realPG)
-	require.NoError(t, err)
-	proxy, err := netproxy.New(u.Host)
-	require.NoError(t, err)
-	t.Cleanup(func() { proxy.Close() })
-
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1))
-	require.NoError(t, err)
-	t.Cleanup(kc.Close)
-	require.NoError(t, kc.CreateTopic(outageTopic, outagePartitions, nil))
-
-	e := startOutageEnv(t, realPG, outagePGURL(t, realPG, proxy), kc.ListenAddrs())
+	env := clustertest.New(t)
+	proxy, nodePG := env.PostgresProxy()
+	e := startOutageEnv(t, env, nodePG)
 	before := e.waitShares(20 * time.Second)
 	e.produce("a", 200)
 	waitCommitted(t, e.server.URL(), outageNS+"."+outageTable)
@@ -582,8 +458,8 @@ func TestPostgresOutage(t *testing.T) {
 	stopAt := map[string]time.Duration{}
 	require.Eventually(t, func() bool {
 		for _, n := range e.indexers {
-			if at, ok := e.logs.first(n.ID(), stopped, cut); ok {
-				stopAt[n.ID()] = at.Sub(cut)
+			if at, ok := firstLog(n, stopped, cut); ok {
+				stopAt[n.ID] = at.Sub(cut)
 			}
 		}
 		return len(stopAt) == len(e.indexers)
@@ -595,7 +471,7 @@ func TestPostgresOutage(t *testing.T) {
 		require.Less(t, d, outageTTL-outageMargin+300*time.Millisecond, "node %s stopped its jobs %s after the cut", id, d)
 	}
 	for _, n := range e.nodes() {
-		require.Equal(t, http.StatusServiceUnavailable, outageStatus(t, n.URL()+"/readyz"), "node %s /readyz", n.ID())
+		require.Equal(t, http.StatusServiceUnavailable, outageStatus(t, n.URL()+"/readyz"), "node %s /readyz", n.ID)
 	}
 
 	// No range was recorded since the cut, and none can be (the leases
@@ -673,13 +549,8 @@ func TestPostgresOutage(t *testing.T) {
 // indexing fail until Kafka answers; cached files are still served.
 func TestKafkaOutage(t *testing.T) {
 	var sw netproxy.Switch
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.ListenFn(sw.Listen))
-	require.NoError(t, err)
-	t.Cleanup(kc.Close)
-	require.NoError(t, kc.CreateTopic(outageTopic, outagePartitions, nil))
-
-	pg := pgtest.Schema(t)
-	e := startOutageEnv(t, pg, pg, kc.ListenAddrs())
+	env := clustertest.New(t, clustertest.KafkaListenFn(sw.Listen))
+	e := startOutageEnv(t, env, "")
 	e.waitShares(20 * time.Second)
 	e.produce("a", 200)
 	waitCommitted(t, e.server.URL(), outageNS+"."+outageTable)

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/minkhq/mink/internal/netproxy"
 	"github.com/minkhq/mink/internal/pgtest"
 )
 
@@ -38,31 +41,83 @@ type Env struct {
 	poolOnce sync.Once
 	pool     *pgxpool.Pool
 
-	mu    sync.Mutex
-	nodes []*Node
-	seq   int
+	mu      sync.Mutex
+	nodes   []*Node
+	seq     int
+	proxies []*netproxy.Proxy
+}
+
+// Option configures an Env.
+type Option func(*options)
+
+type options struct {
+	kafkaListen func(network, address string) (net.Listener, error)
+}
+
+// KafkaListenFn makes the in-process Kafka listen through fn (for
+// example a netproxy.Switch's Listen, so that a test can cut Kafka off
+// from every client, the nodes included).
+func KafkaListenFn(fn func(network, address string) (net.Listener, error)) Option {
+	return func(o *options) { o.kafkaListen = fn }
 }
 
 // New starts Kafka, creates the Postgres schema and builds (or reuses) the
 // mink binary.
-func New(t testing.TB) *Env {
+func New(t testing.TB, opts ...Option) *Env {
 	t.Helper()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	e := &Env{t: t, bin: Binary(t), PostgresURL: pgtest.Schema(t)}
-	k, err := kfake.NewCluster(kfake.NumBrokers(1))
+	kopts := []kfake.Opt{kfake.NumBrokers(1)}
+	if o.kafkaListen != nil {
+		kopts = append(kopts, kfake.ListenFn(o.kafkaListen))
+	}
+	k, err := kfake.NewCluster(kopts...)
 	if err != nil {
 		t.Fatalf("clustertest: kafka: %v", err)
 	}
 	e.Kafka, e.Brokers = k, k.ListenAddrs()
-	// Cleanups run last-in first-out: nodes go before Kafka and the pool,
-	// and the schema (registered by pgtest.Schema above) goes last.
+	// Cleanups run last-in first-out: nodes go before the proxies, Kafka
+	// and the pool, and the schema (registered by pgtest.Schema above)
+	// goes last.
 	t.Cleanup(func() {
 		if e.pool != nil {
 			e.pool.Close()
+		}
+		e.mu.Lock()
+		proxies := e.proxies
+		e.mu.Unlock()
+		for _, p := range proxies {
+			_ = p.Close()
 		}
 		k.Close()
 	})
 	t.Cleanup(e.killAll)
 	return e
+}
+
+// PostgresProxy starts a TCP proxy to the test's Postgres server and
+// returns it with the test's Postgres URL rewritten to go through it.
+// Nodes started with NodeOptions.PostgresURL set to that URL lose
+// Postgres when the proxy is cut (Pool stays direct). The proxy is closed
+// at cleanup, after the nodes are killed.
+func (e *Env) PostgresProxy() (*netproxy.Proxy, string) {
+	e.t.Helper()
+	u, err := url.Parse(e.PostgresURL)
+	if err != nil {
+		e.t.Fatalf("clustertest: postgres url: %v", err)
+	}
+	p, err := netproxy.New(u.Host)
+	if err != nil {
+		e.t.Fatalf("clustertest: postgres proxy: %v", err)
+	}
+	e.mu.Lock()
+	e.proxies = append(e.proxies, p)
+	e.mu.Unlock()
+	u.Host = p.Addr()
+	return p, u.String()
 }
 
 // Pool is a pool on the test's schema, for observing leases, ranges and

@@ -28,6 +28,9 @@ type NodeOptions struct {
 	CommitInterval time.Duration // default DefaultCommitInterval
 	LogLevel       string        // default "info"
 	Args           []string      // more flags
+	// PostgresURL replaces the test's Postgres URL for this node (for
+	// example one through Env.PostgresProxy).
+	PostgresURL string
 	// NoWait returns as soon as the process started, without waiting for
 	// /readyz.
 	NoWait bool
@@ -35,9 +38,10 @@ type NodeOptions struct {
 
 // Node is one `mink serve` process.
 type Node struct {
-	ID      string
-	LogPath string
-	Opts    NodeOptions
+	ID       string
+	LogPath  string
+	CacheDir string // --cache-dir
+	Opts     NodeOptions
 
 	t    testing.TB
 	url  string
@@ -81,8 +85,13 @@ func (e *Env) StartNode(opts NodeOptions) *Node {
 	}
 	dir := e.t.TempDir()
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	pg := e.PostgresURL
+	if opts.PostgresURL != "" {
+		pg = opts.PostgresURL
+	}
+	cacheDir := filepath.Join(dir, "cache")
 	args := []string{"serve",
-		"--postgres", e.PostgresURL,
+		"--postgres", pg,
 		"--kafka", strings.Join(e.Brokers, ","),
 		"--listen", fmt.Sprintf("127.0.0.1:%d", port),
 		"--advertise", url,
@@ -90,7 +99,7 @@ func (e *Env) StartNode(opts NodeOptions) *Node {
 		"--lease-ttl", opts.LeaseTTL.String(),
 		"--flush-interval", opts.FlushInterval.String(),
 		"--commit-interval", opts.CommitInterval.String(),
-		"--cache-dir", filepath.Join(dir, "cache"),
+		"--cache-dir", cacheDir,
 		"--log-level", opts.LogLevel,
 	}
 	if len(opts.Roles) > 0 {
@@ -101,7 +110,7 @@ func (e *Env) StartNode(opts NodeOptions) *Node {
 	}
 	args = append(args, opts.Args...)
 
-	n := &Node{ID: opts.ID, Opts: opts, t: e.t, url: url, LogPath: filepath.Join(dir, "mink.log"), done: make(chan struct{})}
+	n := &Node{ID: opts.ID, Opts: opts, t: e.t, url: url, LogPath: filepath.Join(dir, "mink.log"), CacheDir: cacheDir, done: make(chan struct{})}
 	n.log, err = os.Create(n.LogPath)
 	if err != nil {
 		e.t.Fatalf("clustertest: %v", err)
@@ -258,6 +267,23 @@ func (n *Node) LogLines(s string) []string {
 	for _, l := range strings.Split(n.Log(), "\n") {
 		if strings.Contains(l, s) {
 			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// LogTimes returns the times (the time= field the process's text logger
+// writes) of the lines of the node's output that contain s, in order.
+// Lines without a parseable time are skipped.
+func (n *Node) LogTimes(s string) []time.Time {
+	var out []time.Time
+	for _, l := range n.LogLines(s) {
+		if !strings.HasPrefix(l, "time=") {
+			continue
+		}
+		f, _, _ := strings.Cut(strings.TrimPrefix(l, "time="), " ")
+		if at, err := time.Parse(time.RFC3339Nano, f); err == nil {
+			out = append(out, at)
 		}
 	}
 	return out
