@@ -38,11 +38,15 @@ const (
 // failoverEnv starts n nodes, a table test.events over topic events with
 // the given partitions, a producer, and waits for the leases to settle
 // evenly.
-func failoverEnv(t *testing.T, nodes, partitions int) (*clustertest.Env, int64, *clustertest.Producer, clustertest.Leases) {
+func failoverEnv(t *testing.T, nodes, partitions int, template ...clustertest.NodeOptions) (*clustertest.Env, int64, *clustertest.Producer, clustertest.Leases) {
 	t.Helper()
 	env := clustertest.New(t)
+	var opts clustertest.NodeOptions
+	if len(template) > 0 {
+		opts = template[0]
+	}
 	for i := 0; i < nodes; i++ {
-		env.StartNode(clustertest.NodeOptions{})
+		env.StartNode(opts)
 	}
 	env.CreateRawTable(env.Nodes()[0].URL(), "test", "events", "events", partitions)
 	id := env.TableID(t, "test.events")
@@ -540,7 +544,11 @@ func TestFailoverSoak(t *testing.T) {
 	t.Logf("soak for %s, seed %d (MINK_SOAK_SEED)", d, seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
 
-	env, id, prod, _ := failoverEnv(t, 3, 6)
+	// Ranges and commits once a second: a 200 ms flush under churn makes
+	// tens of thousands of small files, which the final read then builds
+	// one by one (small-file assembly is not there yet).
+	nodeOpts := clustertest.NodeOptions{FlushInterval: time.Second, CommitInterval: time.Second}
+	env, id, prod, _ := failoverEnv(t, 3, 6, nodeOpts)
 	deadline := time.Now().Add(d)
 	actions := map[string]int{}
 	var dead []string // ids of crashed nodes, restarted under the same id later
@@ -565,7 +573,7 @@ func TestFailoverSoak(t *testing.T) {
 			pick.Resume()
 			actions["pause"]++
 		case len(running) < 5:
-			opts := clustertest.NodeOptions{}
+			opts := nodeOpts
 			if len(dead) > 0 && rng.IntN(2) == 0 {
 				opts.ID, dead = dead[0], dead[1:] // restart a crashed node under its id
 			}

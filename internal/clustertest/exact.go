@@ -138,7 +138,10 @@ func ScanAll(t testing.TB, nodeURL, tableName string) arrow.Table {
 	if !ok {
 		t.Fatalf("clustertest: table %q is not ns.name", tableName)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	// A bound on a whole-table read, not a performance assertion: a long
+	// soak leaves thousands of small files, each built from Kafka on first
+	// read.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cat, err := rest.NewCatalog(ctx, "mink", nodeURL)
 	if err != nil {
