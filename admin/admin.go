@@ -92,7 +92,7 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 func (h *Handler) fail(w http.ResponseWriter, err error) {
 	code := http.StatusInternalServerError
 	switch {
-	case errors.Is(err, tables.ErrInvalid):
+	case errors.Is(err, tables.ErrInvalid), errors.Is(err, tables.ErrBadName):
 		code = http.StatusBadRequest
 	case errors.Is(err, tables.ErrNotFound), errors.Is(err, kafka.ErrUnknownTopic):
 		code = http.StatusNotFound
@@ -118,6 +118,10 @@ func (h *Handler) createTable(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeError(w, http.StatusBadRequest, "invalid table definition: "+err.Error())
+		return
+	}
+	if dec.More() {
+		writeError(w, http.StatusBadRequest, "invalid table definition: unexpected data after the JSON object")
 		return
 	}
 	if _, _, err := tables.Schemas(&def); err != nil {

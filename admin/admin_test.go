@@ -63,6 +63,7 @@ func TestTablesAPI(t *testing.T) {
 		{`{"namespace":"app","name":"x","topic":"events","value_format":"raw","start":"yesterday"}`, 400, "start"},
 		{`{"namespace":"app","name":"x","topic":"events","value_format":"raw","colour":"red"}`, 400, "colour"},
 		{`{"namespace":`, 400, "invalid"},
+		{`{"namespace":"app","name":"y","topic":"events","value_format":"raw"} trailing`, 400, "after the JSON object"},
 	}
 	for _, b := range bad {
 		code, body := do("POST", "/admin/v1/tables", b.body)
@@ -89,8 +90,9 @@ func TestTablesAPI(t *testing.T) {
 
 	code, _ = do("GET", "/admin/v1/tables/app.nope", "")
 	require.Equal(t, http.StatusNotFound, code)
-	code, _ = do("GET", "/admin/v1/tables/nodots", "")
+	code, body = do("GET", "/admin/v1/tables/nodots", "")
 	require.Equal(t, http.StatusBadRequest, code)
+	require.Equal(t, `invalid table name: "nodots" must be NAMESPACE.NAME`, body["error"])
 	code, body = do("GET", "/admin/v1/nodes/n1/cache", "")
 	require.Equal(t, http.StatusNotFound, code, body)
 	code, _ = do("GET", "/admin/v1/nodes/ghost/cache", "")

@@ -565,9 +565,9 @@ func TestDuplicateNodeID(t *testing.T) {
 	ctx := context.Background()
 	createTable(t, pool, "dup", 4)
 	first := startNode(t, pool, "a")
-	eventually(t, 3*testTTL, "a holds 4", func() bool {
-		parts, _ := heldBy(leaseRows(t, pool))
-		return parts["a"] == 4
+	eventually(t, 3*testTTL, "a holds 4 partitions and the writer", func() bool {
+		parts, writers := heldBy(leaseRows(t, pool))
+		return parts["a"] == 4 && len(writers) == 1
 	})
 	before := leaseRows(t, pool)
 

@@ -22,5 +22,5 @@ func TestDataFileKeys(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"a.b", "events"}, []string{ns, name})
 	_, _, err = ParseName("events")
-	require.ErrorIs(t, err, ErrInvalid)
+	require.ErrorIs(t, err, ErrBadName)
 }

@@ -32,6 +32,8 @@ var (
 	ErrNotFound = errors.New("table not found")
 	// ErrInvalid wraps every problem with a definition (HTTP 400).
 	ErrInvalid = errors.New("invalid table definition")
+	// ErrBadName is a table name that is not NAMESPACE.NAME (HTTP 400).
+	ErrBadName = errors.New("invalid table name")
 )
 
 // Definition is what a user gives to create a table (admin API body).
@@ -152,7 +154,7 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$`)
 func ParseName(full string) (ns, name string, err error) {
 	i := strings.LastIndexByte(full, '.')
 	if i <= 0 || i == len(full)-1 {
-		return "", "", fmt.Errorf("%w: table name %q must be NAMESPACE.NAME", ErrInvalid, full)
+		return "", "", fmt.Errorf("%w: %q must be NAMESPACE.NAME", ErrBadName, full)
 	}
 	return full[:i], full[i+1:], nil
 }

@@ -27,8 +27,8 @@ Usage:
   mink dev    [--nodes N] [--kafka HOST:PORT] [--data FILE]
   mink table create NS.NAME --topic T --value-format json [--schema FILE] [--start earliest]
   mink table list | mink table get NS.NAME | mink table delete NS.NAME
-  mink status
-  mink scan NS.NAME [--limit N] [--format table|json|csv]
+  mink status [--leases]
+  mink scan NS.NAME [--limit N] [--format table|json|csv] [--columns a,b.c]
 
 Every flag has a MINK_* environment variable (MINK_POSTGRES_URL, MINK_KAFKA_BROKERS,
 MINK_LEASE_TTL, …) and a key in an optional YAML file (--config; keys like lease_ttl).
