@@ -186,35 +186,8 @@ func (w *Writer) rewriteFiles(ctx context.Context, l cluster.Lease, t, src *tabl
 		return err
 	}
 	defer tx.Rollback(ctx)
-	// The snapshot row goes first: its fencing trigger locks the writer
-	// lease FOR SHARE, so the lease cannot change hands before commit.
-	if _, err := tx.Exec(ctx, `
-		INSERT INTO snapshots (table_id, snapshot_id, parent_snapshot_id, sequence_number, operation, manifest_list,
-		                       metadata_location, lease_scope, lease_holder, lease_epoch)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		t.ID, res.SnapshotID, t.CurrentSnapshotID, res.SequenceNumber, op, res.ManifestList, res.MetadataLocation,
-		l.Scope, l.Holder, l.Epoch); err != nil {
-		return pgstore.Fenced(err)
-	}
-	for _, f := range res.Files {
-		if _, err := tx.Exec(ctx, `INSERT INTO metadata_files (path, table_id, content) VALUES ($1, $2, $3)`,
-			tables.Key(f.Location), t.ID, f.Content); err != nil {
-			return err
-		}
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO metadata_files (path, table_id, content) VALUES ($1, $2, $3)`,
-		tables.Key(res.MetadataLocation), t.ID, res.Metadata); err != nil {
+	if err := storeSnapshot(ctx, tx, l, t, op, res); err != nil {
 		return err
-	}
-	tag, err := tx.Exec(ctx, `
-		UPDATE tables SET metadata_location = $2, current_snapshot_id = $3, last_sequence_number = $4
-		WHERE id = $1 AND metadata_location = $5`,
-		t.ID, res.MetadataLocation, res.SnapshotID, res.SequenceNumber, t.MetadataLocation)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() != 1 {
-		return ErrConcurrentCommit
 	}
 	// Removed rows first: only one live row per (table, partition, start).
 	if _, err := tx.Exec(ctx, `

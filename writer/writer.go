@@ -16,8 +16,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -204,36 +206,8 @@ func (w *Writer) commit(ctx context.Context, l cluster.Lease, t *tables.Table) e
 		return err
 	}
 	defer tx.Rollback(ctx)
-	// The snapshot row goes first: its fencing trigger locks the writer
-	// lease FOR SHARE, so the lease cannot change hands before commit.
-	_, err = tx.Exec(ctx, `
-		INSERT INTO snapshots (table_id, snapshot_id, parent_snapshot_id, sequence_number, operation, manifest_list,
-		                       metadata_location, lease_scope, lease_holder, lease_epoch)
-		VALUES ($1, $2, $3, $4, 'append', $5, $6, $7, $8, $9)`,
-		t.ID, res.SnapshotID, t.CurrentSnapshotID, res.SequenceNumber, res.ManifestList, res.MetadataLocation,
-		l.Scope, l.Holder, l.Epoch)
-	if err != nil {
-		return pgstore.Fenced(err)
-	}
-	for _, f := range res.Files {
-		if _, err := tx.Exec(ctx, `INSERT INTO metadata_files (path, table_id, content) VALUES ($1, $2, $3)`,
-			tables.Key(f.Location), t.ID, f.Content); err != nil {
-			return err
-		}
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO metadata_files (path, table_id, content) VALUES ($1, $2, $3)`,
-		tables.Key(res.MetadataLocation), t.ID, res.Metadata); err != nil {
+	if err := storeSnapshot(ctx, tx, l, t, "append", res); err != nil {
 		return err
-	}
-	tag, err := tx.Exec(ctx, `
-		UPDATE tables SET metadata_location = $2, current_snapshot_id = $3, last_sequence_number = $4
-		WHERE id = $1 AND metadata_location = $5`,
-		t.ID, res.MetadataLocation, res.SnapshotID, res.SequenceNumber, t.MetadataLocation)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() != 1 {
-		return ErrConcurrentCommit
 	}
 	if _, err := tx.Exec(ctx, `UPDATE data_files SET committed_snapshot_id = $2 WHERE table_id = $1 AND path = ANY($3)`,
 		t.ID, res.SnapshotID, paths); err != nil {
@@ -306,4 +280,39 @@ func (w *Writer) collect(ctx context.Context, l cluster.Lease, tbls ...*tables.T
 		}
 	}
 	return tx.Commit(ctx)
+}
+
+// storeSnapshot records a new snapshot of t in the commit's transaction:
+// the snapshot row (whose fencing trigger checks the writer epoch and locks
+// the lease FOR SHARE, so the lease cannot change hands before commit),
+// the new metadata files, and the compare-and-swap of the table's metadata
+// location. It returns pgstore.ErrFenced (wrapped) for a stale epoch and
+// ErrConcurrentCommit when the location moved underneath.
+func storeSnapshot(ctx context.Context, tx pgx.Tx, l cluster.Lease, t *tables.Table, op string, res *icebergmeta.CommitResult) error {
+	if _, err := tx.Exec(ctx, `
+		INSERT INTO snapshots (table_id, snapshot_id, parent_snapshot_id, sequence_number, operation, manifest_list,
+		                       metadata_location, lease_scope, lease_holder, lease_epoch)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		t.ID, res.SnapshotID, t.CurrentSnapshotID, res.SequenceNumber, op, res.ManifestList, res.MetadataLocation,
+		l.Scope, l.Holder, l.Epoch); err != nil {
+		return pgstore.Fenced(err)
+	}
+	files := append(slices.Clip(res.Files), icebergmeta.OutputFile{Location: res.MetadataLocation, Content: res.Metadata})
+	for _, f := range files {
+		if _, err := tx.Exec(ctx, `INSERT INTO metadata_files (path, table_id, content) VALUES ($1, $2, $3)`,
+			tables.Key(f.Location), t.ID, f.Content); err != nil {
+			return err
+		}
+	}
+	tag, err := tx.Exec(ctx, `
+		UPDATE tables SET metadata_location = $2, current_snapshot_id = $3, last_sequence_number = $4
+		WHERE id = $1 AND metadata_location = $5`,
+		t.ID, res.MetadataLocation, res.SnapshotID, res.SequenceNumber, t.MetadataLocation)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() != 1 {
+		return ErrConcurrentCommit
+	}
+	return nil
 }
