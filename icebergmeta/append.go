@@ -158,23 +158,9 @@ func Append(ctx context.Context, in AppendInput) (*CommitResult, error) {
 		Summary:          &summary,
 		SchemaID:         &schemaID,
 	}
-	b, err := table.MetadataBuilderFromBase(base, in.MetadataLocation)
+	metadataJSON, err := commitSnapshot(base, in.MetadataLocation, &snap)
 	if err != nil {
 		return nil, fmt.Errorf("icebergmeta: append: %w", err)
-	}
-	if err := b.AddSnapshot(&snap); err != nil {
-		return nil, fmt.Errorf("icebergmeta: append: add snapshot: %w", err)
-	}
-	if err := b.SetSnapshotRef(table.MainBranch, snapshotID, table.BranchRef); err != nil {
-		return nil, fmt.Errorf("icebergmeta: append: set branch main: %w", err)
-	}
-	md, err := b.Build()
-	if err != nil {
-		return nil, fmt.Errorf("icebergmeta: append: build metadata: %w", err)
-	}
-	metadataJSON, err := json.Marshal(md)
-	if err != nil {
-		return nil, fmt.Errorf("icebergmeta: append: encode metadata: %w", err)
 	}
 
 	return &CommitResult{
@@ -261,4 +247,28 @@ func metadataVersion(location string) (int, error) {
 	}
 
 	return v, nil
+}
+
+// commitSnapshot adds snap to base as the head of branch main and returns
+// the next metadata JSON (Iceberg spec: snapshots, refs, metadata-log).
+func commitSnapshot(base table.Metadata, baseLocation string, snap *table.Snapshot) ([]byte, error) {
+	b, err := table.MetadataBuilderFromBase(base, baseLocation)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.AddSnapshot(snap); err != nil {
+		return nil, fmt.Errorf("add snapshot: %w", err)
+	}
+	if err := b.SetSnapshotRef(table.MainBranch, snap.SnapshotID, table.BranchRef); err != nil {
+		return nil, fmt.Errorf("set branch main: %w", err)
+	}
+	md, err := b.Build()
+	if err != nil {
+		return nil, fmt.Errorf("build metadata: %w", err)
+	}
+	metadataJSON, err := json.Marshal(md)
+	if err != nil {
+		return nil, fmt.Errorf("encode metadata: %w", err)
+	}
+	return metadataJSON, nil
 }

@@ -3,7 +3,6 @@ package icebergmeta
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -265,23 +264,9 @@ func Rewrite(ctx context.Context, in RewriteInput) (*CommitResult, error) {
 		Summary:          &summary,
 		SchemaID:         &schemaID,
 	}
-	b, err := table.MetadataBuilderFromBase(base, in.MetadataLocation)
+	metadataJSON, err := commitSnapshot(base, in.MetadataLocation, &snap)
 	if err != nil {
 		return nil, fmt.Errorf("icebergmeta: rewrite: %w", err)
-	}
-	if err := b.AddSnapshot(&snap); err != nil {
-		return nil, fmt.Errorf("icebergmeta: rewrite: add snapshot: %w", err)
-	}
-	if err := b.SetSnapshotRef(table.MainBranch, snapshotID, table.BranchRef); err != nil {
-		return nil, fmt.Errorf("icebergmeta: rewrite: set branch main: %w", err)
-	}
-	md, err := b.Build()
-	if err != nil {
-		return nil, fmt.Errorf("icebergmeta: rewrite: build metadata: %w", err)
-	}
-	metadataJSON, err := json.Marshal(md)
-	if err != nil {
-		return nil, fmt.Errorf("icebergmeta: rewrite: encode metadata: %w", err)
 	}
 
 	return &CommitResult{
