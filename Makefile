@@ -8,7 +8,7 @@ GO ?= go
 # continuous produce; the table is checked exact at the end).
 DURATION ?= 2m
 
-.PHONY: all build deps dev test test-race vet lint clean soak
+.PHONY: all build deps dev test test-race vet lint clean soak bench
 
 all: build
 
@@ -41,3 +41,9 @@ lint:
 
 clean:
 	rm -rf bin
+
+# Benchmarks, not part of `make test`: writes bench/RESULTS.md (medians of
+# several runs, with references). SCENARIO=name runs one scenario alone;
+# BENCHARGS passes flags (-runs N, -quick, -out FILE).
+bench: deps
+	$(GO) run ./bench $(if $(SCENARIO),-run '$(SCENARIO)') $(BENCHARGS)

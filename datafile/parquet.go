@@ -2,7 +2,10 @@ package datafile
 
 import (
 	"bytes"
+	"context"
+	"encoding/binary"
 	"fmt"
+	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -119,5 +122,57 @@ func writeParquet(mem memory.Allocator, rec arrow.RecordBatch) ([]byte, *metadat
 	if err := r.Close(); err != nil {
 		return nil, nil, fmt.Errorf("datafile: read back parquet footer: %w", err)
 	}
+	if b, err = canonicalFooter(b, meta); err != nil {
+		return nil, nil, fmt.Errorf("datafile: parquet footer: %w", err)
+	}
 	return b, meta, nil
+}
+
+// canonicalFooter puts each column chunk's encoding_stats in one order
+// (dictionary page entries first, as written, then data page entries, each
+// group by encoding) and rewrites the footer of b when that changed it.
+// arrow-go fills encoding_stats from Go maps, so a chunk whose data pages
+// use two encodings (a dictionary that fell back to plain part way) came
+// out in either order: the same records gave two different files. Chunks
+// with one encoding per page type are already in this order, so their
+// bytes do not change.
+// pageTypeDictionary is PageType.DICTIONARY_PAGE of parquet.thrift (arrow-go
+// keeps its thrift types internal).
+const pageTypeDictionary = 2
+
+func canonicalFooter(b []byte, meta *metadata.FileMetaData) ([]byte, error) {
+	changed := false
+	for _, rg := range meta.RowGroups {
+		for _, cc := range rg.Columns {
+			if cc.MetaData == nil {
+				continue
+			}
+			es := cc.MetaData.EncodingStats
+			less := func(i, j int) bool {
+				di, dj := es[i].PageType == pageTypeDictionary, es[j].PageType == pageTypeDictionary
+				if di != dj {
+					return di
+				}
+				if es[i].PageType != es[j].PageType {
+					return es[i].PageType < es[j].PageType
+				}
+				return es[i].Encoding < es[j].Encoding
+			}
+			if !sort.SliceIsSorted(es, less) {
+				sort.SliceStable(es, less)
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		return b, nil
+	}
+	footer, err := meta.Serialize(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	old := int(binary.LittleEndian.Uint32(b[len(b)-8:]))
+	out := append(b[:len(b)-8-old:len(b)-8-old], footer...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(footer)))
+	return append(out, "PAR1"...), nil
 }

@@ -22,7 +22,7 @@ import (
 	"github.com/minkhq/mink/tables"
 )
 
-// TestZeroLagLoads: rounds of produce-then-load over random partitions,
+// TestZeroLagLoads: 1,000 rounds (MINK_ZEROLAG_ROUNDS) of produce-then-load over random partitions,
 // through different nodes. Every acknowledged record is in the snapshot
 // the load returns, and no record twice: the loaded snapshot's data files
 // tile each partition's offsets from 0 past the last acknowledged record
@@ -30,7 +30,7 @@ import (
 // read every 250 rounds finds exactly the produced values. Flush and commit
 // intervals are long, so most loads carry a tail.
 func TestZeroLagLoads(t *testing.T) {
-	rounds := 300
+	rounds := 1000
 	if n, err := strconv.Atoi(os.Getenv("MINK_ZEROLAG_ROUNDS")); err == nil {
 		rounds = n
 	}
@@ -58,6 +58,7 @@ func TestZeroLagLoads(t *testing.T) {
 	next := map[int32]int64{} // per partition: one past the last acknowledged offset
 	var tailLoads int
 	var lat []time.Duration
+	began := time.Now()
 	for round := 0; round < rounds; round++ {
 		p := int32(rng.IntN(partitions))
 		var recs []*kgo.Record
@@ -97,7 +98,7 @@ func TestZeroLagLoads(t *testing.T) {
 			tailLoads++
 		}
 		if round%100 == 99 {
-			t.Logf("round %d: last load %v, %d files planned", round+1, lat[len(lat)-1], len(tasks))
+			t.Logf("round %d at %v: last load %v, %d files planned", round+1, time.Since(began).Round(time.Second), lat[len(lat)-1], len(tasks))
 		}
 		if round%250 == 249 || round == rounds-1 {
 			at, err := tbl.Scan().ToArrowTable(ctx)

@@ -103,6 +103,9 @@ type AppendInput struct {
 	// a random one. A retry of a commit whose files were not stored may
 	// reuse it.
 	CommitUUID uuid.UUID
+	// NoMerge skips manifest merging (see mergeManifests) for this commit:
+	// a transient snapshot lives seconds, merging there is wasted work.
+	NoMerge bool
 }
 
 // OutputFile is a file the caller must store at Location.
@@ -124,6 +127,13 @@ type CommitResult struct {
 	// ManifestList is the location of the snapshot's manifest list (also
 	// in Files).
 	ManifestList string
+	// Manifests are the locations of the manifests the manifest list
+	// names (new and carried over), in list order.
+	Manifests []string
+	// Expired are the ids of the snapshots this commit removed from the
+	// metadata (history.expire.max-snapshot-age-ms), oldest first; the
+	// files only they referenced are the caller's to collect.
+	Expired []int64
 	// Files holds the new manifest(s) and the manifest list, to be stored
 	// together with the metadata file in the commit's transaction.
 	Files []OutputFile

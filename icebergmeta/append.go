@@ -8,6 +8,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -31,8 +32,10 @@ const (
 )
 
 // Append makes a new snapshot (operation append) whose manifest list holds
-// one new manifest with the added files followed by the parent's manifests,
-// and the metadata JSON that makes it the current snapshot of branch main.
+// one new manifest with the added files followed by the parent's manifests
+// (the small ones merged into one once there are
+// commit.manifest.min-count-to-merge, see mergeManifests), and the metadata
+// JSON that makes it the current snapshot of branch main.
 //
 // The new snapshot's parent is the current snapshot (none for the first
 // append); its sequence number is last-sequence-number + 1, inherited by the
@@ -141,11 +144,24 @@ func Append(ctx context.Context, in AppendInput) (*CommitResult, error) {
 		}
 		manifests = append(manifests, parentManifests...)
 	}
+	var merged *OutputFile
+	if !in.NoMerge {
+		mergedLocation := fmt.Sprintf("%s/metadata/%s-m1.avro", location, commitUUID)
+		if manifests, merged, err = mergeManifests(ctx, in.Read, base, manifests, snapshotID, mergedLocation); err != nil {
+			return nil, fmt.Errorf("icebergmeta: append: %w", err)
+		}
+	}
 	manifestListLocation := fmt.Sprintf("%s/metadata/snap-%d-1-%s.avro", location, snapshotID, commitUUID)
 	var listBuf bytes.Buffer
 	if err := iceberg.WriteManifestList(FormatVersion, &listBuf, snapshotID, parentID, &seq, 0, manifests); err != nil {
 		return nil, fmt.Errorf("icebergmeta: append: write manifest list: %w", err)
 	}
+
+	files := []OutputFile{{Location: manifestLocation, Content: manifestBuf.Bytes()}}
+	if merged != nil {
+		files = append(files, *merged)
+	}
+	files = append(files, OutputFile{Location: manifestListLocation, Content: listBuf.Bytes()})
 
 	summary := appendSummary(len(in.Added), addedRecords, addedSize, len(partitions), previousSummary)
 	schemaID := schema.ID
@@ -158,7 +174,7 @@ func Append(ctx context.Context, in AppendInput) (*CommitResult, error) {
 		Summary:          &summary,
 		SchemaID:         &schemaID,
 	}
-	metadataJSON, err := commitSnapshot(base, in.MetadataLocation, &snap)
+	metadataJSON, expired, err := commitSnapshot(base, in.MetadataLocation, &snap)
 	if err != nil {
 		return nil, fmt.Errorf("icebergmeta: append: %w", err)
 	}
@@ -169,10 +185,9 @@ func Append(ctx context.Context, in AppendInput) (*CommitResult, error) {
 		SnapshotID:       snapshotID,
 		SequenceNumber:   seq,
 		ManifestList:     manifestListLocation,
-		Files: []OutputFile{
-			{Location: manifestLocation, Content: manifestBuf.Bytes()},
-			{Location: manifestListLocation, Content: listBuf.Bytes()},
-		},
+		Manifests:        locations(manifests),
+		Expired:          expired,
+		Files:            files,
 	}, nil
 }
 
@@ -249,26 +264,43 @@ func metadataVersion(location string) (int, error) {
 	return v, nil
 }
 
-// commitSnapshot adds snap to base as the head of branch main and returns
-// the next metadata JSON (Iceberg spec: snapshots, refs, metadata-log).
-func commitSnapshot(base table.Metadata, baseLocation string, snap *table.Snapshot) ([]byte, error) {
+// commitSnapshot adds snap to base as the head of branch main, expires the
+// snapshots that are past their age (expiredSnapshots, measured at the
+// snapshot's timestamp), and returns the next metadata JSON (Iceberg spec:
+// snapshots, refs, snapshot-log, metadata-log) and the expired ids.
+func commitSnapshot(base table.Metadata, baseLocation string, snap *table.Snapshot) ([]byte, []int64, error) {
 	b, err := table.MetadataBuilderFromBase(base, baseLocation)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := b.AddSnapshot(snap); err != nil {
-		return nil, fmt.Errorf("add snapshot: %w", err)
+		return nil, nil, fmt.Errorf("add snapshot: %w", err)
 	}
 	if err := b.SetSnapshotRef(table.MainBranch, snap.SnapshotID, table.BranchRef); err != nil {
-		return nil, fmt.Errorf("set branch main: %w", err)
+		return nil, nil, fmt.Errorf("set branch main: %w", err)
+	}
+	expired := expiredSnapshots(base, snap, time.UnixMilli(snap.TimestampMs))
+	if len(expired) > 0 {
+		if err := b.RemoveSnapshots(expired, false); err != nil {
+			return nil, nil, fmt.Errorf("expire snapshots: %w", err)
+		}
 	}
 	md, err := b.Build()
 	if err != nil {
-		return nil, fmt.Errorf("build metadata: %w", err)
+		return nil, nil, fmt.Errorf("build metadata: %w", err)
 	}
 	metadataJSON, err := json.Marshal(md)
 	if err != nil {
-		return nil, fmt.Errorf("encode metadata: %w", err)
+		return nil, nil, fmt.Errorf("encode metadata: %w", err)
 	}
-	return metadataJSON, nil
+	return metadataJSON, expired, nil
+}
+
+// locations returns the manifests' locations, in list order.
+func locations(ms []iceberg.ManifestFile) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.FilePath()
+	}
+	return out
 }

@@ -264,7 +264,7 @@ func Rewrite(ctx context.Context, in RewriteInput) (*CommitResult, error) {
 		Summary:          &summary,
 		SchemaID:         &schemaID,
 	}
-	metadataJSON, err := commitSnapshot(base, in.MetadataLocation, &snap)
+	metadataJSON, expired, err := commitSnapshot(base, in.MetadataLocation, &snap)
 	if err != nil {
 		return nil, fmt.Errorf("icebergmeta: rewrite: %w", err)
 	}
@@ -275,6 +275,8 @@ func Rewrite(ctx context.Context, in RewriteInput) (*CommitResult, error) {
 		SnapshotID:       snapshotID,
 		SequenceNumber:   seq,
 		ManifestList:     manifestListLocation,
+		Manifests:        locations(manifests),
+		Expired:          expired,
 		Files:            files,
 	}, nil
 }

@@ -246,7 +246,7 @@ func (l *Loader) transient(ctx context.Context, t, src *tables.Table, st *state,
 	}
 	res, err := icebergmeta.Append(ctx, icebergmeta.AppendInput{
 		Metadata: st.metadata, MetadataLocation: st.location, Added: added,
-		SnapshotID: icebergmeta.NewSnapshotID(), Now: now,
+		SnapshotID: icebergmeta.NewSnapshotID(), Now: now, NoMerge: true,
 		Read: func(ctx context.Context, location string) ([]byte, error) {
 			var b []byte
 			err := l.pool.QueryRow(ctx, `SELECT content FROM metadata_files WHERE path = $1`, tables.Key(location)).Scan(&b)

@@ -6,8 +6,10 @@
 // topic gains partitions.
 //
 // Every few commit intervals it also expires files below Kafka's log start
-// and re-indexes files whose rebuild no longer matches (expiry.go).
-// Assembly, statistics files and snapshot expiry come later.
+// and re-indexes files whose rebuild no longer matches (expiry.go). Commits
+// expire old snapshots (icebergmeta, history.expire.max-snapshot-age-ms);
+// collection deletes what only expired snapshots referenced. Assembly and
+// statistics files come later.
 package writer
 
 import (
@@ -19,6 +21,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/apache/iceberg-go/table"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -45,8 +48,12 @@ type Config struct {
 	// PartitionCheckInterval is how often the topic's partition count is
 	// compared with the table's leases. Default 30s.
 	PartitionCheckInterval time.Duration
-	Registerer             prometheus.Registerer
-	Logger                 *slog.Logger
+	// CollectAfter is how long after a snapshot expired the files only it
+	// referenced are deleted: at least the lifetime of transient snapshots
+	// (tail.Config.Lifetime), which may list them. Default 10m.
+	CollectAfter time.Duration
+	Registerer   prometheus.Registerer
+	Logger       *slog.Logger
 }
 
 // Writer commits snapshots for held writer leases.
@@ -68,6 +75,9 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Writer {
 	}
 	if cfg.PartitionCheckInterval <= 0 {
 		cfg.PartitionCheckInterval = 30 * time.Second
+	}
+	if cfg.CollectAfter <= 0 {
+		cfg.CollectAfter = 10 * time.Minute
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -252,9 +262,10 @@ func (w *Writer) checkPartitions(ctx context.Context, t *tables.Table) error {
 	return tables.AddPartitions(ctx, w.pool, t.ID, starts)
 }
 
-// collect deletes the transient objects of zero-lag loads (tail files,
-// transient snapshots and their metadata files) whose lifetime ended
-// (design §4.6, collection). It is fenced like every writer write.
+// collect is the writer's collection (design §4.6), fenced like every
+// writer write: the transient objects of zero-lag loads (tail files,
+// transient snapshots and their metadata files) whose lifetime ended, and
+// for each table what only its expired snapshots referenced (collectExpired).
 func (w *Writer) collect(ctx context.Context, l cluster.Lease, tbls ...*tables.Table) error {
 	ids := make([]int64, 0, len(tbls))
 	for _, t := range tbls {
@@ -279,7 +290,83 @@ func (w *Writer) collect(ctx context.Context, l cluster.Lease, tbls ...*tables.T
 			return err
 		}
 	}
+	for _, t := range tbls {
+		if t != nil {
+			if err := w.collectExpired(ctx, tx, t); err != nil {
+				return err
+			}
+		}
+	}
 	return tx.Commit(ctx)
+}
+
+// collectExpired deletes, in the collection's transaction, what only
+// snapshots expired more than CollectAfter ago referenced: their rows,
+// their manifest lists, the manifests no remaining snapshot lists, data
+// file rows removed before every remaining snapshot, and metadata JSON
+// files older than CollectAfter that are neither current nor in the
+// current metadata's metadata-log. Waiting CollectAfter (the lifetime of
+// transient snapshots) keeps what a transient snapshot built on an
+// expired one still lists.
+func (w *Writer) collectExpired(ctx context.Context, tx pgx.Tx, t *tables.Table) error {
+	after := w.cfg.CollectAfter.Microseconds()
+	rows, err := tx.Query(ctx, `
+		DELETE FROM snapshots WHERE table_id = $1 AND expired_at < now() - $2 * interval '1 microsecond'
+		RETURNING manifest_list, coalesce(manifests, '{}')`, t.ID, after)
+	if err != nil {
+		return err
+	}
+	var lists, manifests []string
+	for rows.Next() {
+		var list string
+		var ms []string
+		if err := rows.Scan(&list, &ms); err != nil {
+			rows.Close()
+			return err
+		}
+		lists, manifests = append(lists, tables.Key(list)), append(manifests, ms...)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(lists) > 0 {
+		if _, err := tx.Exec(ctx, `DELETE FROM metadata_files WHERE table_id = $1 AND path = ANY($2)`, t.ID, lists); err != nil {
+			return err
+		}
+		// Rows from before manifests were recorded may list any manifest.
+		if _, err := tx.Exec(ctx, `
+			DELETE FROM metadata_files m WHERE m.table_id = $1 AND m.path = ANY($2) AND m.expires_at IS NULL
+			  AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.table_id = $1 AND (s.manifests IS NULL OR m.path = ANY(s.manifests)))`,
+			t.ID, manifests); err != nil {
+			return err
+		}
+		// A removed file is listed only by snapshots older than the one that
+		// removed it; those expire first (timestamps grow along the branch).
+		if _, err := tx.Exec(ctx, `
+			DELETE FROM data_files d WHERE d.table_id = $1 AND d.removed_snapshot_id IS NOT NULL
+			  AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.table_id = $1 AND s.sequence_number <
+			      coalesce((SELECT r.sequence_number FROM snapshots r WHERE r.table_id = $1 AND r.snapshot_id = d.removed_snapshot_id), 0))`,
+			t.ID); err != nil {
+			return err
+		}
+	}
+	var current []byte
+	if err := tx.QueryRow(ctx, `SELECT content FROM metadata_files WHERE path = $1`, tables.Key(t.MetadataLocation)).Scan(&current); err != nil {
+		return fmt.Errorf("writer: current metadata of %s: %w", t.FullName(), err)
+	}
+	md, err := table.ParseMetadataBytes(current)
+	if err != nil {
+		return fmt.Errorf("writer: current metadata of %s: %w", t.FullName(), err)
+	}
+	keep := []string{tables.Key(t.MetadataLocation)}
+	for e := range md.PreviousFiles() {
+		keep = append(keep, tables.Key(e.MetadataFile))
+	}
+	_, err = tx.Exec(ctx, `
+		DELETE FROM metadata_files WHERE table_id = $1 AND path LIKE '%.metadata.json' AND expires_at IS NULL
+		  AND created_at < now() - $2 * interval '1 microsecond' AND NOT (path = ANY($3))`, t.ID, after, keep)
+	return err
 }
 
 // storeSnapshot records a new snapshot of t in the commit's transaction:
@@ -289,13 +376,24 @@ func (w *Writer) collect(ctx context.Context, l cluster.Lease, tbls ...*tables.T
 // location. It returns pgstore.ErrFenced (wrapped) for a stale epoch and
 // ErrConcurrentCommit when the location moved underneath.
 func storeSnapshot(ctx context.Context, tx pgx.Tx, l cluster.Lease, t *tables.Table, op string, res *icebergmeta.CommitResult) error {
+	manifests := make([]string, len(res.Manifests))
+	for i, m := range res.Manifests {
+		manifests[i] = tables.Key(m)
+	}
 	if _, err := tx.Exec(ctx, `
 		INSERT INTO snapshots (table_id, snapshot_id, parent_snapshot_id, sequence_number, operation, manifest_list,
-		                       metadata_location, lease_scope, lease_holder, lease_epoch)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		                       metadata_location, lease_scope, lease_holder, lease_epoch, manifests)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 		t.ID, res.SnapshotID, t.CurrentSnapshotID, res.SequenceNumber, op, res.ManifestList, res.MetadataLocation,
-		l.Scope, l.Holder, l.Epoch); err != nil {
+		l.Scope, l.Holder, l.Epoch, manifests); err != nil {
 		return pgstore.Fenced(err)
+	}
+	if len(res.Expired) > 0 {
+		if _, err := tx.Exec(ctx, `
+			UPDATE snapshots SET expired_at = now() WHERE table_id = $1 AND snapshot_id = ANY($2) AND expired_at IS NULL`,
+			t.ID, res.Expired); err != nil {
+			return err
+		}
 	}
 	files := append(slices.Clip(res.Files), icebergmeta.OutputFile{Location: res.MetadataLocation, Content: res.Metadata})
 	for _, f := range files {

@@ -1,0 +1,177 @@
+package writer_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minkhq/mink/cluster"
+	"github.com/minkhq/mink/indexer"
+	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/kafka"
+	"github.com/minkhq/mink/tables"
+	"github.com/minkhq/mink/writer"
+)
+
+// TestSnapshotExpiryAndCollection: with a 200 ms max snapshot age, commits
+// expire old snapshots; collection then deletes their rows, the manifest
+// lists and manifests only they listed, and the rows of data files removed
+// (below the log start) before every remaining snapshot. What remains is
+// exactly what the remaining snapshots list, and iceberg-go plans the
+// current snapshot from it.
+func TestSnapshotExpiryAndCollection(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := pgtest.Pool(t)
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "c"))
+	require.NoError(t, err)
+	defer kf.Close()
+	kc, err := kafka.New(kafka.Config{Brokers: kf.ListenAddrs()})
+	require.NoError(t, err)
+	defer kc.Close()
+	tbl, err := tables.Create(ctx, pool, "mink", tables.Definition{Namespace: "t", Name: "c", Topic: "c", ValueFormat: "raw",
+		Properties: map[string]string{"history.expire.max-snapshot-age-ms": "200", "commit.manifest.min-count-to-merge": "3"}},
+		[]tables.PartitionStart{{Partition: 0}})
+	require.NoError(t, err)
+	take := func(scope, holder string) cluster.Lease {
+		var l cluster.Lease
+		require.NoError(t, pool.QueryRow(ctx, `
+			UPDATE leases SET holder = $2, epoch = epoch + 1, expires_at = now() + interval '1 minute'
+			WHERE scope = $1 RETURNING scope, table_id, kind, coalesce(partition, 0), holder, epoch`, scope, holder).
+			Scan(&l.Scope, &l.TableID, &l.Kind, &l.Partition, &l.Holder, &l.Epoch))
+		return l
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.DefaultProduceTopic("c"))
+	require.NoError(t, err)
+	defer cl.Close()
+	count := func(q string, args ...any) (n int) {
+		require.NoError(t, pool.QueryRow(ctx, q, args...).Scan(&n))
+		return n
+	}
+
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	ix := indexer.New(pool, kc, indexer.Config{FlushInterval: 20 * time.Millisecond})
+	ixDone := make(chan error, 1)
+	go func() { ixDone <- ix.Run(runCtx, take(tables.PartitionScope(tbl.ID, 0), "n")) }()
+	w := writer.New(pool, kc, writer.Config{CommitInterval: 40 * time.Millisecond,
+		PartitionCheckInterval: 100 * time.Millisecond, CollectAfter: 300 * time.Millisecond})
+	wDone := make(chan error, 1)
+	go func() { wDone <- w.Run(runCtx, take(tables.WriterScope(tbl.ID), "n")) }()
+
+	produced := 0
+	produceFor := func(d time.Duration) {
+		for end := time.Now().Add(d); time.Now().Before(end); produced++ {
+			require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: []byte{byte(produced)}}).FirstErr())
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	produceFor(time.Second)
+	require.NoError(t, kf.DeleteRecords("c", 0, 5))
+	deadline := time.Now().Add(30 * time.Second)
+	for count(`SELECT count(*) FROM data_files WHERE table_id = $1 AND removed_snapshot_id IS NOT NULL`, tbl.ID) == 0 {
+		require.True(t, time.Now().Before(deadline), "no file removed below the log start")
+		produceFor(100 * time.Millisecond)
+	}
+	for count(`SELECT count(*) FROM data_files WHERE table_id = $1 AND removed_snapshot_id IS NOT NULL`, tbl.ID) > 0 ||
+		count(`SELECT count(*) FROM snapshots WHERE table_id = $1 AND expired_at IS NOT NULL`, tbl.ID) == 0 {
+		require.True(t, time.Now().Before(deadline), "removed files never collected")
+		produceFor(100 * time.Millisecond)
+	}
+	stop()
+	require.NoError(t, <-ixDone)
+	require.NoError(t, <-wDone)
+	commits := count(`SELECT last_sequence_number FROM tables WHERE id = $1`, tbl.ID)
+	require.Greater(t, commits, 10, "the test made enough commits")
+
+	// The current metadata lists exactly the unexpired snapshot rows.
+	var loc string
+	require.NoError(t, pool.QueryRow(ctx, `SELECT metadata_location FROM tables WHERE id = $1`, tbl.ID).Scan(&loc))
+	files := map[string][]byte{}
+	rows, err := pool.Query(ctx, `SELECT path, content FROM metadata_files WHERE table_id = $1 AND expires_at IS NULL`, tbl.ID)
+	require.NoError(t, err)
+	for rows.Next() {
+		var p string
+		var b []byte
+		require.NoError(t, rows.Scan(&p, &b))
+		files[p] = b
+	}
+	require.NoError(t, rows.Err())
+	md, err := table.ParseMetadataBytes(files[tables.Key(loc)])
+	require.NoError(t, err)
+	var inMetadata, unexpired []int64
+	for _, s := range md.Snapshots() {
+		inMetadata = append(inMetadata, s.SnapshotID)
+	}
+	rows, err = pool.Query(ctx, `SELECT snapshot_id FROM snapshots WHERE table_id = $1 AND expired_at IS NULL`, tbl.ID)
+	require.NoError(t, err)
+	for rows.Next() {
+		var id int64
+		require.NoError(t, rows.Scan(&id))
+		unexpired = append(unexpired, id)
+	}
+	slices.Sort(inMetadata)
+	slices.Sort(unexpired)
+	require.Equal(t, unexpired, inMetadata)
+	require.Less(t, len(inMetadata), commits/2, "snapshots expired")
+
+	// Manifest lists and manifests stored = those the remaining rows name.
+	var named []string
+	rows, err = pool.Query(ctx, `SELECT manifest_list, manifests FROM snapshots WHERE table_id = $1`, tbl.ID)
+	require.NoError(t, err)
+	for rows.Next() {
+		var list string
+		var ms []string
+		require.NoError(t, rows.Scan(&list, &ms))
+		named = append(append(named, tables.Key(list)), ms...)
+	}
+	slices.Sort(named)
+	named = slices.Compact(named)
+	var stored []string
+	for p := range files {
+		if !strings.HasSuffix(p, ".metadata.json") {
+			stored = append(stored, p)
+		}
+	}
+	slices.Sort(stored)
+	require.Equal(t, named, stored)
+
+	// iceberg-go plans the current snapshot: the live files, from offset 5.
+	fs := iceio.NewMemFS()
+	for p, b := range files {
+		require.NoError(t, fs.WriteFile("s3://mink/"+p, b))
+	}
+	it := table.New(table.Identifier{"t", "c"}, md, loc, func(context.Context) (iceio.IO, error) { return fs, nil }, nil)
+	tasks, err := it.Scan().PlanFiles(ctx)
+	require.NoError(t, err)
+	var planned, live []string
+	for _, task := range tasks {
+		planned = append(planned, tables.Key(task.File.FilePath()))
+	}
+	rows, err = pool.Query(ctx, `SELECT path FROM data_files WHERE table_id = $1 AND committed_snapshot_id IS NOT NULL`, tbl.ID)
+	require.NoError(t, err)
+	for rows.Next() {
+		var p string
+		require.NoError(t, rows.Scan(&p))
+		live = append(live, p)
+	}
+	slices.Sort(planned)
+	slices.Sort(live)
+	require.Equal(t, live, planned)
+	first := int64(-1)
+	for _, p := range planned {
+		ref, ok := tables.ParseDataFileKey(p)
+		require.True(t, ok, p)
+		if first < 0 || ref.Start < first {
+			first = ref.Start
+		}
+	}
+	require.EqualValues(t, 5, first, "the table starts at the log start")
+}
