@@ -3,11 +3,13 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,8 +123,32 @@ func TestZeroLagLoads(t *testing.T) {
 		}
 	}
 	slices.Sort(lat)
-	t.Logf("%d rounds, %d loads with a tail; load latency p50 %v p99 %v", rounds, tailLoads, lat[len(lat)/2], lat[len(lat)*99/100])
+	var built, reused float64
+	for _, n := range env.Nodes {
+		built += metricValue(t, n.URL(), `mink_tail_files_total{how="built"}`)
+		reused += metricValue(t, n.URL(), `mink_tail_files_total{how="reused"}`)
+	}
+	t.Logf("%d rounds, %d loads with a tail (tail files: %.0f built, %.0f reused); load latency p50 %v p99 %v",
+		rounds, tailLoads, built, reused, lat[len(lat)/2], lat[len(lat)*99/100])
 	require.Positive(t, tailLoads, "the test exercised transient snapshots")
+	require.Positive(t, reused, "loads reuse the tail files of earlier loads")
+}
+
+// metricValue returns the value of one series of a node's /metrics, or 0.
+func metricValue(t *testing.T, nodeURL, series string) float64 {
+	resp, err := http.Get(nodeURL + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			require.NoError(t, err, line)
+			return f
+		}
+	}
+	return 0
 }
 
 // isTransient reports whether a load answered a location other than the

@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -34,6 +36,12 @@ type Config struct {
 	// RangeSize cuts a range once its records' keys and values reach this
 	// many bytes. Default 16 MiB.
 	RangeSize int64
+	// MemoryBudget bounds the records all partitions of this indexer hold
+	// between fetch and range cut, in bytes (keys, values and
+	// recordOverhead per record). A partition whose next record would pass
+	// it cuts its range early. Default 256 MiB. Builds run at most
+	// GOMAXPROCS at a time, for the same reason.
+	MemoryBudget int64
 	// OnBuilt, when set, receives each data file the indexer built, by key,
 	// so that a node that owns the file can keep it in its cache.
 	OnBuilt func(key string, content []byte)
@@ -48,7 +56,15 @@ type Indexer struct {
 	kafka *kafka.Client
 	cfg   Config
 	m     metrics
+	// buffered is the cost of the records all partitions hold (see
+	// MemoryBudget); builds is a semaphore of concurrent builds.
+	buffered atomic.Int64
+	builds   chan struct{}
 }
+
+// recordOverhead approximates the memory of one buffered record beyond its
+// key and value (franz-go's Record, its headers slice, batch bookkeeping).
+const recordOverhead = 200
 
 type metrics struct {
 	records, bytes, ranges, deadLetters *prometheus.CounterVec
@@ -63,6 +79,9 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Indexer {
 	}
 	if cfg.RangeSize <= 0 {
 		cfg.RangeSize = 16 << 20
+	}
+	if cfg.MemoryBudget <= 0 {
+		cfg.MemoryBudget = 256 << 20
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -87,7 +106,16 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Indexer {
 		}
 	}
 	m.fenced = cluster.FencedWrites(cfg.Registerer, cluster.JobIndexer)
-	return &Indexer{pool: pool, kafka: kc, cfg: cfg, m: m}
+	ix := &Indexer{pool: pool, kafka: kc, cfg: cfg, m: m, builds: make(chan struct{}, runtime.GOMAXPROCS(0))}
+	if cfg.Registerer != nil {
+		buffered := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mink_index_buffer_bytes",
+			Help: "Records held by indexers between fetch and range cut (keys, values, per-record overhead); bounded by the memory budget."},
+			func() float64 { return float64(ix.buffered.Load()) })
+		if err := cfg.Registerer.Register(buffered); err != nil {
+			cfg.Logger.Warn("indexer metrics", "err", err)
+		}
+	}
+	return ix
 }
 
 // Run indexes the lease's partition until ctx is done. It returns
@@ -117,12 +145,19 @@ func (ix *Indexer) Run(ctx context.Context, l cluster.Lease) error {
 	labels := prometheus.Labels{"table": p.table.FullName(), "partition": fmt.Sprint(l.Partition)}
 
 	var buf []*kgo.Record
-	var bufBytes int64
+	var bufBytes, bufCost int64
 	var firstAt time.Time
+	defer func() { ix.buffered.Add(-bufCost) }()
 	// flush cuts the buffered records into a range and records it. It
 	// returns done when Run must end (ctx done, or fenced with err).
 	flush := func() (done bool, err error) {
+		select {
+		case ix.builds <- struct{}{}:
+		case <-ctx.Done():
+			return true, nil
+		}
 		rg, err := p.cut(buf)
+		<-ix.builds
 		if err != nil {
 			return true, fmt.Errorf("indexer: build range: %w", err)
 		}
@@ -146,7 +181,8 @@ func (ix *Indexer) Run(ctx context.Context, l cluster.Lease) error {
 		}
 		p.next = rg.end
 		ix.recorded(labels, l, p, rg, bufBytes)
-		buf, bufBytes = nil, 0
+		ix.buffered.Add(-bufCost)
+		buf, bufBytes, bufCost = nil, 0, 0
 		return false, nil
 	}
 	for {
@@ -174,11 +210,21 @@ func (ix *Indexer) Run(ctx context.Context, l cluster.Lease) error {
 				if r.Offset < p.next {
 					continue
 				}
+				// Over the node's budget: cut what this partition holds
+				// now, a smaller range, rather than hold more.
+				cost := int64(len(r.Key)+len(r.Value)) + recordOverhead
+				if len(buf) > 0 && ix.buffered.Load()+cost > ix.cfg.MemoryBudget {
+					if done, err := flush(); done {
+						return err
+					}
+				}
 				if len(buf) == 0 {
 					firstAt = time.Now()
 				}
 				buf = append(buf, r)
 				bufBytes += int64(len(r.Key) + len(r.Value))
+				bufCost += cost
+				ix.buffered.Add(cost)
 				// Cut at the target size even in the middle of a fetch, so
 				// ranges (and the memory a build needs) stay near it.
 				if bufBytes >= ix.cfg.RangeSize {

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"slices"
@@ -69,6 +70,11 @@ type Config struct {
 	// FlushInterval and RangeSize cut indexed ranges (design §4.3).
 	FlushInterval time.Duration
 	RangeSize     int64
+	// IndexMemory bounds the records the node's indexers hold (bytes;
+	// indexer.Config.MemoryBudget). Default 256 MiB.
+	IndexMemory int64
+	// Pprof serves net/http/pprof at /debug/pprof/.
+	Pprof bool
 	// CommitInterval is the writer's commit period (design §4.6).
 	CommitInterval time.Duration
 	Logger         *slog.Logger
@@ -146,7 +152,13 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 
 	var err error
 	for {
-		n.pool, err = pgstore.Open(ctx, pgstore.Config{URL: cfg.PostgresURL, MaxConns: 20})
+		// A transaction left idle (a paused node) must not hold a lease row
+		// locked past a third of the lease: others could not take it.
+		idle := 10 * time.Second
+		if cfg.LeaseTTL > 0 {
+			idle = max(cfg.LeaseTTL/3, time.Second)
+		}
+		n.pool, err = pgstore.Open(ctx, pgstore.Config{URL: cfg.PostgresURL, MaxConns: 20, IdleInTransactionTimeout: idle})
 		if err == nil {
 			break
 		}
@@ -175,7 +187,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	ix := indexer.New(n.pool, n.kafka, indexer.Config{
-		FlushInterval: cfg.FlushInterval, RangeSize: cfg.RangeSize, Registerer: reg, Logger: log,
+		FlushInterval: cfg.FlushInterval, RangeSize: cfg.RangeSize, MemoryBudget: cfg.IndexMemory, Registerer: reg, Logger: log,
 		OnBuilt: n.warm,
 	})
 	wr := writer.New(n.pool, n.kafka, writer.Config{CommitInterval: cfg.CommitInterval, Registerer: reg, Logger: log})
@@ -196,7 +208,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	// Loads are zero-lag (design §4.4): the tail of Kafka past the
 	// committed snapshot comes as a transient child snapshot.
-	loader := tail.New(n.pool, n.kafka, tail.Config{OnBuilt: n.warm, Logger: log})
+	loader := tail.New(n.pool, n.kafka, tail.Config{OnBuilt: n.warm, Registerer: reg, Logger: log})
 	cat, err := catalog.New(catalog.Config{Warehouse: cfg.Warehouse, AdvertiseURL: cfg.Advertise, Logger: log,
 		Loader: loader}, n.pool)
 	if err != nil {
@@ -219,6 +231,13 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", n.readyz)
+	if cfg.Pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	serveObjects := slices.Contains(cfg.Roles, cluster.RoleServer)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if !serveObjects {

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -49,6 +51,13 @@ type Config struct {
 	Schema string
 	// MaxConns caps the pool. Default 10.
 	MaxConns int32
+	// IdleInTransactionTimeout is Postgres's
+	// idle_in_transaction_session_timeout for the pool's sessions: a
+	// session left idle inside a transaction this long is ended by the
+	// server. A paused or partitioned node may otherwise keep a lease row
+	// locked FOR SHARE (the fencing check) and so block every takeover of
+	// that lease. Default 10s; a URL that sets the parameter wins.
+	IdleInTransactionTimeout time.Duration
 }
 
 // Open connects, creates the schema when asked and applies every pending
@@ -62,6 +71,13 @@ func Open(ctx context.Context, cfg Config) (*pgxpool.Pool, error) {
 		pcfg.MaxConns = cfg.MaxConns
 	} else {
 		pcfg.MaxConns = 10
+	}
+	if _, set := pcfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"]; !set {
+		d := cfg.IdleInTransactionTimeout
+		if d <= 0 {
+			d = 10 * time.Second
+		}
+		pcfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(max(d.Milliseconds(), 1), 10)
 	}
 	if cfg.Schema != "" {
 		if err := createSchema(ctx, pcfg.ConnConfig, cfg.Schema); err != nil {

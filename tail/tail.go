@@ -19,12 +19,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/minkhq/mink/catalog"
@@ -48,7 +51,10 @@ type Config struct {
 	// OnBuilt, when set, receives each tail data file built, by key (the
 	// node keeps those it owns in its cache).
 	OnBuilt func(key string, content []byte)
-	Logger  *slog.Logger
+	// Registerer receives mink_tail_files_total{how="built"|"reused"} and
+	// mink_tail_build_bytes_total. Nil: not registered.
+	Registerer prometheus.Registerer
+	Logger     *slog.Logger
 }
 
 // Loader implements catalog.Loader.
@@ -57,6 +63,10 @@ type Loader struct {
 	kafka *kafka.Client
 	cfg   Config
 	group singleflight.Group
+	// files counts tail files by how="built"|"reused"; built counts the
+	// bytes of the files built.
+	files *prometheus.CounterVec
+	built prometheus.Counter
 }
 
 // New returns a Loader.
@@ -67,7 +77,20 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Loader {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Loader{pool: pool, kafka: kc, cfg: cfg}
+	l := &Loader{pool: pool, kafka: kc, cfg: cfg,
+		files: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_tail_files_total",
+			Help: "Tail data files in transient snapshots handed out, built now or reused from an earlier load."}, []string{"how"}),
+		built: prometheus.NewCounter(prometheus.CounterOpts{Name: "mink_tail_build_bytes_total",
+			Help: "Bytes of tail data files built for zero-lag loads."}),
+	}
+	if cfg.Registerer != nil {
+		for _, c := range []prometheus.Collector{l.files, l.built} {
+			if err := cfg.Registerer.Register(c); err != nil {
+				cfg.Logger.Warn("tail metrics", "err", err)
+			}
+		}
+	}
+	return l
 }
 
 // tailRange is a range of one partition past the committed snapshot.
@@ -205,34 +228,14 @@ func (l *Loader) transient(ctx context.Context, t, src *tables.Table, st *state,
 		return catalog.Table{}, err
 	}
 
-	spec := &datafile.Spec{Schema: src.Schema, KeyFormat: src.KeyFormat, ValueFormat: src.ValueFormat}
-	var added []icebergmeta.AddedFile
-	type built struct {
-		r    tailRange
-		key  string
-		file *datafile.File
+	files, err := l.buildTail(ctx, t, src, tail)
+	if err != nil {
+		return catalog.Table{}, err
 	}
-	var files []built
-	for _, r := range tail {
-		recs, err := l.kafka.ReadRange(ctx, src.Topic, r.partition, r.start, r.end)
-		if err != nil {
-			return catalog.Table{}, err
-		}
-		res, err := datafile.Build(spec, recs)
-		if err != nil {
-			return catalog.Table{}, fmt.Errorf("tail: build %s partition %d [%d, %d): %w", t.FullName(), r.partition, r.start, r.end, err)
-		}
-		f := res.Data
-		if t.DLQOf != nil {
-			f = res.DLQ
-		}
-		if f == nil {
-			continue // no row of this table in the tail
-		}
-		k := t.DataFileKey(r.partition, r.start, r.end, datafile.EncoderVersion)
-		files = append(files, built{r: r, key: k, file: f})
-		added = append(added, icebergmeta.AddedFile{Path: warehousePrefix(t) + k, Partition: r.partition,
-			FileSize: int64(len(f.Bytes)), Stats: f.Stats})
+	var added []icebergmeta.AddedFile
+	for _, f := range files {
+		added = append(added, icebergmeta.AddedFile{Path: warehousePrefix(t) + f.key, Partition: f.r.partition,
+			FileSize: f.size, Stats: f.stats})
 	}
 	if len(added) == 0 {
 		// Only records without rows here (control records, or rows of the
@@ -263,6 +266,9 @@ func (l *Loader) transient(ctx context.Context, t, src *tables.Table, st *state,
 	}
 	defer tx.Rollback(ctx)
 	for _, b := range files {
+		if b.file == nil {
+			continue // reused: extend keeps it
+		}
 		if _, err := tx.Exec(ctx, `
 			INSERT INTO tail_files (path, table_id, partition, start_offset, end_offset, encoder_version,
 			                        file_size, sha256, record_count, stats, expires_at)
@@ -292,8 +298,17 @@ func (l *Loader) transient(ctx context.Context, t, src *tables.Table, st *state,
 	if err := tx.Commit(ctx); err != nil {
 		return catalog.Table{}, err
 	}
-	if l.cfg.OnBuilt != nil {
-		for _, b := range files {
+	if err := l.extend(ctx, t, res.MetadataLocation, tail); err != nil {
+		return catalog.Table{}, err
+	}
+	for _, b := range files {
+		if b.file == nil {
+			l.files.WithLabelValues("reused").Inc()
+			continue
+		}
+		l.files.WithLabelValues("built").Inc()
+		l.built.Add(float64(len(b.file.Bytes)))
+		if l.cfg.OnBuilt != nil {
 			l.cfg.OnBuilt(b.key, b.file.Bytes)
 		}
 	}
@@ -301,15 +316,20 @@ func (l *Loader) transient(ctx context.Context, t, src *tables.Table, st *state,
 	return catalog.Table{MetadataLocation: res.MetadataLocation, Metadata: res.Metadata}, nil
 }
 
-// extend keeps the tail files of a reused transient snapshot as long as it.
+// extend keeps the tail files of a transient snapshot (those inside its
+// tail ranges) and its metadata files as long as it.
 func (l *Loader) extend(ctx context.Context, t *tables.Table, loc string, tail []tailRange) error {
-	keys := make([]string, len(tail))
-	for i, r := range tail {
-		keys[i] = t.DataFileKey(r.partition, r.start, r.end, datafile.EncoderVersion)
-	}
 	lifetime := l.cfg.Lifetime.Microseconds()
-	if _, err := l.pool.Exec(ctx, `UPDATE tail_files SET expires_at = now() + $2 * interval '1 microsecond' WHERE path = ANY($1)`,
-		keys, lifetime); err != nil {
+	parts, starts, ends := make([]int32, len(tail)), make([]int64, len(tail)), make([]int64, len(tail))
+	for i, r := range tail {
+		parts[i], starts[i], ends[i] = r.partition, r.start, r.end
+	}
+	if _, err := l.pool.Exec(ctx, `
+		UPDATE tail_files f SET expires_at = greatest(f.expires_at, now() + $5 * interval '1 microsecond')
+		FROM unnest($2::int[], $3::bigint[], $4::bigint[]) AS r(partition, start_offset, end_offset)
+		WHERE f.table_id = $1 AND f.partition = r.partition
+		  AND f.start_offset >= r.start_offset AND f.end_offset <= r.end_offset`,
+		t.ID, parts, starts, ends, lifetime); err != nil {
 		return err
 	}
 	// The snapshot's metadata JSON, manifest list and manifest share its
@@ -326,6 +346,104 @@ func insertMetadata(ctx context.Context, tx pgx.Tx, tableID int64, path string, 
 		INSERT INTO metadata_files (path, table_id, content, expires_at)
 		VALUES ($1, $2, $3, now() + $4 * interval '1 microsecond')`, path, tableID, content, lifetimeUS)
 	return err
+}
+
+// maxTailFiles bounds the tail files of one partition in a transient
+// snapshot: a load reuses the tail files earlier loads built (building
+// only past them) until there would be more, then builds the partition's
+// whole tail as one file again.
+const maxTailFiles = 8
+
+// tailFile is one data file of a transient snapshot's tail: built now
+// (file set) or reused from an earlier load.
+type tailFile struct {
+	r     tailRange
+	key   string
+	size  int64
+	stats datafile.Stats
+	file  *datafile.File
+}
+
+// buildTail returns the tail files of each range, in partition and offset
+// order: for each partition the chain of unexpired tail files earlier
+// loads built from the range's start (at most maxTailFiles-1), then one
+// file built now from the end of that chain to the range's end. Partitions
+// build in parallel.
+func (l *Loader) buildTail(ctx context.Context, t, src *tables.Table, tail []tailRange) ([]tailFile, error) {
+	spec := &datafile.Spec{Schema: src.Schema, KeyFormat: src.KeyFormat, ValueFormat: src.ValueFormat}
+	out := make([][]tailFile, len(tail))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, r := range tail {
+		g.Go(func() error {
+			chain, err := l.reusable(gctx, t, r)
+			if err != nil {
+				return err
+			}
+			from := r.start
+			if n := len(chain); n > 0 && n < maxTailFiles {
+				from = chain[n-1].r.end
+			} else {
+				chain = nil
+			}
+			out[i] = chain
+			if from == r.end {
+				return nil
+			}
+			recs, err := l.kafka.ReadRange(gctx, src.Topic, r.partition, from, r.end)
+			if err != nil {
+				return err
+			}
+			res, err := datafile.Build(spec, recs)
+			if err != nil {
+				return fmt.Errorf("tail: build %s partition %d [%d, %d): %w", t.FullName(), r.partition, from, r.end, err)
+			}
+			f := res.Data
+			if t.DLQOf != nil {
+				f = res.DLQ
+			}
+			if f == nil {
+				return nil // no row of this table in the tail
+			}
+			nr := tailRange{partition: r.partition, start: from, end: r.end}
+			out[i] = append(out[i], tailFile{r: nr, key: t.DataFileKey(r.partition, from, r.end, datafile.EncoderVersion),
+				size: int64(len(f.Bytes)), stats: f.Stats, file: f})
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return slices.Concat(out...), nil
+}
+
+// reusable returns the unexpired tail files of r's partition that tile
+// [r.start, x) for the largest x ≤ r.end, in offset order, preferring the
+// longest file at each step.
+func (l *Loader) reusable(ctx context.Context, t *tables.Table, r tailRange) ([]tailFile, error) {
+	rows, err := l.pool.Query(ctx, `
+		SELECT path, start_offset, end_offset, file_size, stats FROM tail_files
+		WHERE table_id = $1 AND partition = $2 AND start_offset >= $3 AND end_offset <= $4
+		  AND encoder_version = $5 AND expires_at > now() + interval '1 minute'
+		ORDER BY start_offset, end_offset DESC`, t.ID, r.partition, r.start, r.end, datafile.EncoderVersion)
+	if err != nil {
+		return nil, err
+	}
+	var chain []tailFile
+	next := r.start
+	for rows.Next() {
+		var f tailFile
+		if err := rows.Scan(&f.key, &f.r.start, &f.r.end, &f.size, &f.stats); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if f.r.start == next {
+			f.r.partition = r.partition
+			chain = append(chain, f)
+			next = f.r.end
+		}
+	}
+	return chain, rows.Err()
 }
 
 // warehousePrefix is "s3://<warehouse>/" of a table's location.
