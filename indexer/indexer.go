@@ -39,7 +39,7 @@ type Config struct {
 	// MemoryBudget bounds the records all partitions of this indexer hold
 	// between fetch and range cut, in bytes (keys, values and
 	// recordOverhead per record). A partition whose next record would pass
-	// it cuts its range early. Default 256 MiB. Builds run at most
+	// it cuts its range early. Default 128 MiB. Builds run at most
 	// GOMAXPROCS at a time, for the same reason.
 	MemoryBudget int64
 	// OnBuilt, when set, receives each data file the indexer built, by key,
@@ -81,7 +81,7 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Indexer {
 		cfg.RangeSize = 16 << 20
 	}
 	if cfg.MemoryBudget <= 0 {
-		cfg.MemoryBudget = 256 << 20
+		cfg.MemoryBudget = 128 << 20
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

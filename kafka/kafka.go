@@ -143,6 +143,9 @@ func unavailable(err error) error {
 	return fmt.Errorf("%w: %w", ErrUnavailable, err)
 }
 
+// readerFetchBytes bounds one fetch of a Reader (compressed bytes).
+const readerFetchBytes = 256 << 10
+
 // Reader reads one partition from an offset on, with read_committed:
 // records of aborted transactions never appear, and control records are
 // returned (IsControl) so that the caller sees every offset it passes.
@@ -165,6 +168,10 @@ func (c *Client) NewReader(topic string, partition int32, offset int64) (*Reader
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.KeepControlRecords(),
 		kgo.FetchMaxWait(200*time.Millisecond),
+		// One buffered fetch per reader: small, since a node runs a reader
+		// per partition and compressed batches grow several times when
+		// decoded into records.
+		kgo.FetchMaxBytes(readerFetchBytes), kgo.FetchMaxPartitionBytes(readerFetchBytes),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)

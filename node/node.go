@@ -71,7 +71,7 @@ type Config struct {
 	FlushInterval time.Duration
 	RangeSize     int64
 	// IndexMemory bounds the records the node's indexers hold (bytes;
-	// indexer.Config.MemoryBudget). Default 256 MiB.
+	// indexer.Config.MemoryBudget). Default 128 MiB.
 	IndexMemory int64
 	// Pprof serves net/http/pprof at /debug/pprof/.
 	Pprof bool

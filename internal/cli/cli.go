@@ -85,7 +85,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	var kafkaBrokers, roles listFlag
 	cacheSize := bytesFlag(10 << 30)
 	rangeSize := bytesFlag(16 << 20)
-	indexMemory := bytesFlag(256 << 20)
+	indexMemory := bytesFlag(128 << 20)
 	memoryLimit := bytesFlag(1 << 30)
 	fs.StringVar(&cfg.PostgresURL, "postgres", "", "PostgreSQL URL (required)")
 	fs.Var(&kafkaBrokers, "kafka", "Kafka seed brokers HOST:PORT[,…] (required)")
@@ -101,7 +101,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.DurationVar(&cfg.FlushInterval, "flush-interval", 2*time.Second, "cut an indexed range this long after its first record (design §4.3)")
 	fs.Var(&rangeSize, "range-size", "cut an indexed range at this many record bytes, e.g. 16MiB (design §4.3)")
 	fs.DurationVar(&cfg.CommitInterval, "commit-interval", 2*time.Second, "writer commit period (design §4.6)")
-	fs.Var(&indexMemory, "index-memory", "records all indexers of this node hold before cutting ranges early, e.g. 256MiB")
+	fs.Var(&indexMemory, "index-memory", "records all indexers of this node hold before cutting ranges early, e.g. 128MiB")
 	fs.Var(&memoryLimit, "memory-limit", "Go soft memory limit of the process, e.g. 1GiB; 0 = none (GOMEMLIMIT, when set, wins)")
 	pprof := fs.Bool("pprof", false, "serve Go's profiles at /debug/pprof/ on the listen address")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
