@@ -1,0 +1,638 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/minkhq/mink/cluster"
+	"github.com/minkhq/mink/codec"
+	"github.com/minkhq/mink/datafile"
+	"github.com/minkhq/mink/indexer"
+	"github.com/minkhq/mink/kafka"
+	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/tables"
+)
+
+const (
+	// idxTopic is the topic of flight JSON values every indexing table reads.
+	idxTopic = "flights"
+	// idxPartitions is the topic's partition count; one indexer runs per
+	// partition.
+	idxPartitions = 4
+	// idxRangeSize is the range size the indexers cut at, in bytes of
+	// keys and values (the indexer's default, set explicitly). The
+	// references encode the same ranges.
+	idxRangeSize = 16 << 20
+	// idxFlushInterval is the indexers' flush interval (the default).
+	idxFlushInterval = 2 * time.Second
+	// idxQuickRecords is the input size with -quick, in records.
+	idxQuickRecords = 200_000
+	// idxTimeout bounds one timed indexing or copying pass.
+	idxTimeout = 10 * time.Minute
+	// idxMB is the byte count of the MB in "MB/s" (decimal megabyte).
+	idxMB = 1e6
+)
+
+// idxFormats are the value formats indexed, each into its own table over
+// the same topic.
+var idxFormats = []codec.Format{codec.Raw, codec.String, codec.JSON}
+
+func init() {
+	register(Scenario{
+		Name:  "indexing",
+		Title: "Indexing throughput per core",
+		About: `The flight records (` + FlightsFile + ` as JSON values, one record each) are produced once,
+before any timing, into a topic of ` + fmt.Sprint(idxPartitions) + ` partitions on an in-process kfake broker
+reached over TCP. Each run indexes the whole topic into a fresh table per value format (raw, string,
+json with the flights schema) through the real path — one indexer.Run per partition lease:
+read_committed fetch, decode, deterministic Parquet encode, statistics, fenced insert of the range
+into Postgres — and stops when every partition's indexed end reaches its high watermark. Ranges are
+cut at 16 MiB or 2 s after their first record (the defaults). Per core: records, or input MB (value bytes, 1 MB = 10^6 bytes), divided
+by the CPU seconds (user + system, getrusage) the bench process spent in the timed window, whatever
+the parallelism; the in-process broker's CPU is in that count for Mink and the copying pipeline
+alike, Postgres's (another process) is not. References in the same run, on each partition's 16 MiB ranges: the bare
+Parquet encode (arrow-go pqarrow writing the already-decoded rows of each range with the encoder's
+pinned settings — its file is byte-identical to the encoder's, checked on the first range — the
+physical limit of our encoder), Mink's encoder alone (datafile.Build on the same records in
+memory), and a copying pipeline as a Go user writes it today (franz-go consumer, JSON decoded into
+Arrow, apache/iceberg-go appending Parquet files to a local file:// warehouse through its hadoop
+catalog).`,
+		Run: runIndexing,
+	})
+}
+
+// idxEnv is what every timed pass of the scenario shares: the broker with
+// the produced topic, the metadata database and Mink's Kafka client.
+type idxEnv struct {
+	brokers []string
+	pool    *pgxpool.Pool
+	kc      *kafka.Client
+	// ends is each partition's end offset (its record count).
+	ends []int64
+	// records and bytes are the input: record count and value bytes.
+	records, bytes int64
+	logger         *slog.Logger
+}
+
+// idxCPU returns the CPU time (user + system) the process has used.
+func idxCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(fmt.Sprintf("getrusage: %v", err))
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// idxWindow is one timed window: the CPU time and wall time it took.
+type idxWindow struct {
+	cpu, wall time.Duration
+}
+
+// idxMeasure runs fn after a garbage collection (so that earlier garbage
+// is not charged to it) and returns its CPU and wall time.
+func idxMeasure(fn func() error) (idxWindow, error) {
+	runtime.GC()
+	c0, t0 := idxCPU(), time.Now()
+	err := fn()
+	return idxWindow{cpu: idxCPU() - c0, wall: time.Since(t0)}, err
+}
+
+// perCore returns n per CPU second of w.
+func (w idxWindow) perCore(n float64) float64 { return n / w.cpu.Seconds() }
+
+func runIndexing(ctx context.Context, h *H) error {
+	path, ok := h.Data(FlightsFile)
+	if !ok {
+		return h.Skip(FlightsFile + " is not in shared/data")
+	}
+	limit := 0
+	if h.Quick {
+		limit = idxQuickRecords
+	}
+	values, err := flightsJSON(path, limit)
+	if err != nil {
+		return err
+	}
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(idxPartitions, idxTopic))
+	if err != nil {
+		return err
+	}
+	defer kf.Close()
+	env := &idxEnv{brokers: kf.ListenAddrs(), records: int64(len(values)),
+		logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	t0 := time.Now()
+	if env.bytes, err = produce(ctx, env.brokers, idxTopic, idxPartitions, values); err != nil {
+		return err
+	}
+	env.ends = make([]int64, idxPartitions)
+	for i := range values {
+		env.ends[i%idxPartitions]++
+	}
+	h.Logf("produced %d records (%.1f MB of values) in %v", env.records, float64(env.bytes)/idxMB, time.Since(t0).Round(time.Millisecond))
+
+	pgURL, err := h.Postgres(ctx)
+	if err != nil {
+		return err
+	}
+	if env.pool, err = pgstore.Open(ctx, pgstore.Config{URL: pgURL}); err != nil {
+		return err
+	}
+	defer env.pool.Close()
+	if env.kc, err = kafka.New(kafka.Config{Brokers: env.brokers, Logger: env.logger}); err != nil {
+		return err
+	}
+	defer env.kc.Close()
+	profDir, err := h.TempDir()
+	if err != nil {
+		return err
+	}
+
+	idxDeclare(h)
+	chunks := idxChunks(values)
+	samples := map[string][]float64{}
+	add := func(name string, v float64) {
+		h.Add(name, v)
+		samples[name] = append(samples[name], v)
+	}
+	profiles := map[string]string{}
+	var cpuNotes []string
+	for _, f := range idxFormats {
+		def := tables.Definition{Namespace: "bench", Name: string(f), Topic: idxTopic, ValueFormat: string(f), KeyFormat: string(codec.Raw)}
+		if f == codec.JSON {
+			def.Schema = json.RawMessage(FlightsSchema)
+		}
+		schema, _, err := tables.Schemas(&def)
+		if err != nil {
+			return err
+		}
+		spec := &datafile.Spec{Schema: schema, KeyFormat: codec.Raw, ValueFormat: f}
+		var bare []arrow.Table
+		var encCPU, ixCPU []time.Duration
+		var ranges []float64
+		for run := range h.Runs {
+			// Mink's encoder alone; the first run's files are the decoded
+			// rows the bare encode writes.
+			files := make([][]byte, len(chunks))
+			w, err := idxMeasure(func() error {
+				return idxParallel(len(chunks), func(i int) error {
+					res, err := datafile.Build(spec, chunks[i])
+					if err != nil {
+						return err
+					}
+					if res.DLQ != nil {
+						return fmt.Errorf("%s: %d records went to the dead-letter file", f, res.DLQ.Stats.RecordCount)
+					}
+					if run == 0 {
+						files[i] = res.Data.Bytes
+					}
+					return nil
+				})
+			})
+			if err != nil {
+				return err
+			}
+			encCPU = append(encCPU, w.cpu)
+			add(string(f)+": Mink encoder alone", w.perCore(float64(env.records)))
+			if run == 0 {
+				if bare, err = idxDecoded(ctx, files); err != nil {
+					return err
+				}
+				// The bare encode writes what the encoder writes: same
+				// rows, same settings, so the same bytes.
+				b, err := idxEncode(bare[0])
+				if err != nil {
+					return err
+				}
+				if !bytes.Equal(b, files[0]) {
+					h.Note("%s: the bare encode's file differs from the encoder's (%d bytes, encoder %d): the settings are not the same.", f, len(b), len(files[0]))
+				}
+			}
+
+			if w, err = idxMeasure(func() error { return idxBareEncode(bare) }); err != nil {
+				return err
+			}
+			add(string(f)+": bare Parquet encode", w.perCore(float64(env.records)))
+
+			def.Name = fmt.Sprintf("%s_%d", f, run)
+			prof := ""
+			if run == 0 {
+				prof = filepath.Join(profDir, "indexing-"+string(f)+".pprof")
+				profiles[string(f)] = prof
+			}
+			w, meta, err := idxMink(ctx, env, def, prof)
+			if err != nil {
+				return err
+			}
+			ixCPU = append(ixCPU, w.cpu)
+			add(string(f)+": indexing", w.perCore(float64(env.records)))
+			add(string(f)+": indexing input", w.perCore(float64(env.bytes)/idxMB))
+			if f == codec.JSON {
+				add("Mink: data at rest", 0)
+				add("Mink: metadata in Postgres", float64(meta.bytes)/idxMB)
+			}
+			h.Logf("%s run %d: indexing %v CPU in %v wall, %d ranges", f, run+1, w.cpu.Round(time.Millisecond), w.wall.Round(time.Millisecond), meta.ranges)
+			ranges = append(ranges, float64(meta.ranges))
+		}
+		for _, t := range bare {
+			t.Release()
+		}
+		cpuNotes = append(cpuNotes, fmt.Sprintf("%s: encoder alone %.1f CPU-s of indexing's %.1f; %.0f ranges indexed (the references encode %d)",
+			f, idxMedianDur(encCPU).Seconds(), idxMedianDur(ixCPU).Seconds(), median(ranges), len(chunks)))
+	}
+
+	// The copying pipeline, json rows of the same table schema.
+	def := tables.Definition{Namespace: "bench", Name: "copy", Topic: idxTopic, ValueFormat: string(codec.JSON),
+		KeyFormat: string(codec.Raw), Schema: json.RawMessage(FlightsSchema)}
+	schema, _, err := tables.Schemas(&def)
+	if err != nil {
+		return err
+	}
+	for run := range h.Runs {
+		dir, err := h.TempDir()
+		if err != nil {
+			return err
+		}
+		prof := ""
+		if run == 0 {
+			prof = filepath.Join(profDir, "copying.pprof")
+			profiles["copying"] = prof
+		}
+		res, err := runCopying(ctx, copyingConfig{Brokers: env.brokers, Topic: idxTopic, Records: env.records,
+			Schema: schema, Warehouse: dir, Table: fmt.Sprintf("flights_%d", run), CommitBytes: idxPartitions * idxRangeSize,
+			Profile: prof})
+		if err != nil {
+			return fmt.Errorf("copying pipeline: %w", err)
+		}
+		add("copying pipeline", res.Window.perCore(float64(env.records)))
+		add("copying pipeline input", res.Window.perCore(float64(env.bytes)/idxMB))
+		add("copying pipeline: data at rest", float64(res.DataBytes)/idxMB)
+		add("copying pipeline: metadata at rest", float64(res.MetadataBytes)/idxMB)
+		h.Logf("copying run %d: %v CPU in %v wall, %d commits, %d data files", run+1,
+			res.Window.cpu.Round(time.Millisecond), res.Window.wall.Round(time.Millisecond), res.Commits, res.DataFiles)
+		if run == 0 {
+			h.Note("Copying pipeline: one franz-go consumer of all %d partitions; each record's value is decoded with arrow-go's RecordBuilder.UnmarshalJSON and its _kafka struct built from the record; every %d MiB of consumed values (%d × the indexer's range size, %d commits here) one iceberg-go transaction appends the batch (partitioned by _kafka.partition like Mink's tables, %d data files in all) and commits through the hadoop catalog; Parquet compression set to snappy, Mink's codec (iceberg-go's default is zstd).",
+				idxPartitions, idxPartitions*idxRangeSize>>20, idxPartitions, res.Commits, res.DataFiles)
+		}
+	}
+
+	h.Note("Per pass of the %d records (medians): %s. The rest of indexing is the Kafka fetch (broker and client, snappy-compressed batches as the producer sent them), range bookkeeping, the Postgres inserts and the garbage collector.",
+		env.records,
+		strings.Join(cpuNotes, "; "))
+	h.Note("Mink's data at rest is 0 by construction: the indexer builds each data file once, for its size, checksum and statistics, and keeps only those in Postgres (ranges and data_files rows, pg_column_size; the writer's commit, not run here, adds manifests). Copying pipeline at rest: the warehouse directory's data/ and metadata/ files.")
+
+	// Where the time goes, for each missed target.
+	m := func(name string) float64 { return median(samples[name]) }
+	type miss struct{ what, prof string }
+	var misses []miss
+	if r := m("raw: indexing") / m("raw: bare Parquet encode"); r < 0.6 {
+		misses = append(misses, miss{fmt.Sprintf("Missed: raw indexing is %.2f× the bare encode (target 0.6×)", r), profiles["raw"]})
+	}
+	if v := m("json: indexing input"); v < 50 {
+		misses = append(misses, miss{fmt.Sprintf("Missed: json indexing reads %.1f MB/s per core (target 50)", v), profiles["json"]})
+	}
+	if r := m("json: indexing") / m("copying pipeline"); r < 1 {
+		misses = append(misses, miss{fmt.Sprintf("Missed: json indexing is %.2f× the copying pipeline (target 1×)", r), profiles["json"]},
+			miss{"For comparison, the copying pipeline", profiles["copying"]})
+	}
+	summarized := map[string]bool{}
+	for _, ms := range misses {
+		if summarized[ms.prof] {
+			h.Note("%s. CPU profile: the same as above.", ms.what)
+			continue
+		}
+		summarized[ms.prof] = true
+		sum, err := idxProfileSummary(ctx, ms.prof)
+		if err != nil {
+			h.Logf("profile summary: %v", err)
+			sum = "(no summary: " + err.Error() + ")"
+		}
+		h.Note("%s. CPU profile of run 1: %s", ms.what, sum)
+	}
+	return nil
+}
+
+// idxDeclare declares the scenario's figures.
+func idxDeclare(h *H) {
+	const rps, mbps = "records/s per core", "MB/s per core"
+	// Every rate is per CPU second of the whole bench process (getrusage
+	// user + system) in the timed window; the figure notes say so.
+	const cpu = "; ÷ process CPU-s"
+	bare := "pqarrow, decoded rows, pinned settings" + cpu
+	for _, f := range idxFormats {
+		s := string(f)
+		h.Figure(Figure{Name: s + ": bare Parquet encode", Unit: rps, Note: bare})
+		h.Figure(Figure{Name: s + ": Mink encoder alone", Unit: rps, Ref: s + ": bare Parquet encode", Note: "datafile.Build, records in memory" + cpu})
+		ix := Figure{Name: s + ": indexing", Unit: rps, Ref: s + ": bare Parquet encode", Note: "kfake → indexers → Postgres" + cpu + " (kfake in it)"}
+		in := Figure{Name: s + ": indexing input", Unit: mbps, Note: "value bytes" + cpu}
+		switch f {
+		case codec.Raw:
+			ix.MinRatio = 0.6
+		case codec.JSON:
+			ix.Ref, ix.MinRatio = "copying pipeline", 1
+			in.Min = 50
+		}
+		h.Figure(ix)
+		h.Figure(in)
+	}
+	h.Figure(Figure{Name: "copying pipeline", Unit: rps, Note: "kfake → franz-go → iceberg-go, json rows" + cpu + " (kfake in it)"})
+	h.Figure(Figure{Name: "copying pipeline input", Unit: mbps, Note: "value bytes" + cpu})
+	h.Figure(Figure{Name: "copying pipeline: data at rest", Unit: "MB", Note: "Parquet data files written"})
+	h.Figure(Figure{Name: "copying pipeline: metadata at rest", Unit: "MB", Note: "metadata JSON, manifests"})
+	h.Figure(Figure{Name: "Mink: data at rest", Unit: "MB", Note: "json table; no data file is kept"})
+	h.Figure(Figure{Name: "Mink: metadata in Postgres", Unit: "MB", Note: "json table: ranges + data_files rows"})
+}
+
+// idxChunks turns the values into the Kafka records the topic holds
+// (value i at partition i mod idxPartitions, offsets from 0) and groups
+// each partition's records into the ranges the indexer cuts: a range ends
+// once its values reach idxRangeSize bytes.
+func idxChunks(values [][]byte) [][]*kgo.Record {
+	recs := make([]kgo.Record, len(values))
+	ts := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	var chunks [][]*kgo.Record
+	for p := range idxPartitions {
+		var cur []*kgo.Record
+		var size int
+		for i := p; i < len(values); i += idxPartitions {
+			r := &recs[i]
+			*r = kgo.Record{Topic: idxTopic, Partition: int32(p), Offset: int64(i / idxPartitions), Timestamp: ts, Value: values[i]}
+			cur = append(cur, r)
+			if size += len(values[i]); size >= idxRangeSize {
+				chunks, cur, size = append(chunks, cur), nil, 0
+			}
+		}
+		if len(cur) > 0 {
+			chunks = append(chunks, cur)
+		}
+	}
+	return chunks
+}
+
+// idxDecoded reads Parquet files back into Arrow tables: the decoded rows
+// the bare encode writes.
+func idxDecoded(ctx context.Context, files [][]byte) ([]arrow.Table, error) {
+	out := make([]arrow.Table, 0, len(files))
+	for _, b := range files {
+		t, err := pqarrow.ReadTable(ctx, bytes.NewReader(b), nil, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+		if err != nil {
+			for _, t := range out {
+				t.Release()
+			}
+			return nil, fmt.Errorf("read back: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// Parquet writer settings of the bare encode: datafile's pinned settings
+// (datafile/parquet.go), repeated here because they are unexported.
+const (
+	idxPageSize       = 1 << 20
+	idxDictPageLimit  = 1 << 20
+	idxMaxRowGroupLen = 1 << 20
+	idxWriteBatchSize = 1024
+	idxMaxStatsSize   = 4096
+)
+
+// idxWriterProps returns datafile's pinned writer properties for schema sc,
+// with its dictionary cost fallback on every leaf column.
+func idxWriterProps(mem memory.Allocator, sc *arrow.Schema) (*parquet.WriterProperties, error) {
+	base := []parquet.WriterProperty{
+		parquet.WithAllocator(mem),
+		parquet.WithVersion(parquet.V2_6),
+		parquet.WithDataPageVersion(parquet.DataPageV1),
+		parquet.WithCreatedBy(datafile.CreatedBy),
+		parquet.WithRootName("schema"),
+		parquet.WithRootRepetition(parquet.Repetitions.Repeated),
+		parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithCompressionLevel(compress.DefaultCompressionLevel),
+		parquet.WithDictionaryDefault(true),
+		parquet.WithDictionaryPageSizeLimit(idxDictPageLimit),
+		parquet.WithEncoding(parquet.Encodings.Plain),
+		parquet.WithDataPageSize(idxPageSize),
+		parquet.WithMaxRowGroupLength(idxMaxRowGroupLen),
+		parquet.WithBatchSize(idxWriteBatchSize),
+		parquet.WithStats(true),
+		parquet.WithMaxStatsSize(idxMaxStatsSize),
+		parquet.WithPageIndexEnabled(false),
+		parquet.WithBloomFilterEnabled(false),
+		parquet.WithStoreDecimalAsInteger(false),
+	}
+	pq, err := pqarrow.ToParquet(sc, parquet.NewWriterProperties(base...), pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
+	if err != nil {
+		return nil, err
+	}
+	for i := range pq.NumColumns() {
+		base = append(base, parquet.WithDictionaryCostFallbackFor(pq.Column(i).Path(), true))
+	}
+	return parquet.NewWriterProperties(base...), nil
+}
+
+// idxBareEncode writes each table as one Parquet file in memory with the
+// encoder's settings: no Kafka, no decoding, no statistics, no checksum.
+func idxBareEncode(tabs []arrow.Table) error {
+	return idxParallel(len(tabs), func(i int) error {
+		_, err := idxEncode(tabs[i])
+		return err
+	})
+}
+
+// idxEncode writes t as one Parquet file with the encoder's settings and
+// returns its bytes.
+func idxEncode(t arrow.Table) ([]byte, error) {
+	mem := memory.NewGoAllocator()
+	props, err := idxWriterProps(mem, t.Schema())
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	w, err := pqarrow.NewFileWriter(t.Schema(), &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
+	if err != nil {
+		return nil, err
+	}
+	if err := w.WriteTable(t, idxMaxRowGroupLen); err != nil {
+		_ = w.Close()
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// idxParallel calls fn(0) … fn(n-1) on GOMAXPROCS goroutines (each range
+// is encoded on its own, as the indexers of several partitions do) and
+// returns the first error.
+func idxParallel(n int, fn func(i int) error) error {
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i := range n {
+		g.Go(func() error { return fn(i) })
+	}
+	return g.Wait()
+}
+
+// idxMink creates a table for def over the topic, runs one indexer per
+// partition lease until every partition is indexed to its end, and returns
+// the timed window and what the table's ranges left in Postgres. A CPU profile of the window is written to prof when set.
+func idxMink(ctx context.Context, env *idxEnv, def tables.Definition, prof string) (idxWindow, idxMeta, error) {
+	starts := make([]tables.PartitionStart, idxPartitions)
+	for p := range starts {
+		starts[p] = tables.PartitionStart{Partition: int32(p)}
+	}
+	tbl, err := tables.Create(ctx, env.pool, "mink", def, starts)
+	if err != nil {
+		return idxWindow{}, idxMeta{}, err
+	}
+	leases := make([]cluster.Lease, idxPartitions)
+	for p := range leases {
+		// Take the lease as the cluster loop does.
+		l := &leases[p]
+		if err := env.pool.QueryRow(ctx, `
+			UPDATE leases SET holder = 'bench', epoch = epoch + 1, expires_at = now() + interval '1 hour'
+			WHERE scope = $1 RETURNING scope, table_id, kind, coalesce(partition, 0), holder, epoch`,
+			tables.PartitionScope(tbl.ID, int32(p))).
+			Scan(&l.Scope, &l.TableID, &l.Kind, &l.Partition, &l.Holder, &l.Epoch); err != nil {
+			return idxWindow{}, idxMeta{}, fmt.Errorf("take lease: %w", err)
+		}
+	}
+	ix := indexer.New(env.pool, env.kc, indexer.Config{FlushInterval: idxFlushInterval, RangeSize: idxRangeSize, Logger: env.logger})
+	rctx, cancel := context.WithTimeout(ctx, idxTimeout)
+	defer cancel()
+	done := make(chan error, len(leases))
+	stop, err := idxProfile(prof)
+	if err != nil {
+		return idxWindow{}, idxMeta{}, err
+	}
+	w, err := idxMeasure(func() error {
+		for _, l := range leases {
+			go func() { done <- ix.Run(rctx, l) }()
+		}
+		return idxWaitIndexed(rctx, env, tbl.ID, done)
+	})
+	stop()
+	cancel()
+	for range leases {
+		if e := <-done; e != nil && err == nil {
+			err = fmt.Errorf("indexer: %w", e)
+		}
+	}
+	if err != nil {
+		return w, idxMeta{}, err
+	}
+	dlq, err := tables.DLQ(ctx, env.pool, tbl.ID)
+	if err != nil {
+		return w, idxMeta{}, err
+	}
+	var meta idxMeta
+	var dead int64
+	err = env.pool.QueryRow(ctx, `
+		SELECT (SELECT coalesce(sum(pg_column_size(r.*)), 0) FROM ranges r WHERE r.table_id = $1)
+		     + (SELECT coalesce(sum(pg_column_size(d.*)), 0) FROM data_files d WHERE d.table_id = ANY($2)),
+		       (SELECT count(*) FROM ranges r WHERE r.table_id = $1),
+		       (SELECT count(*) FROM data_files d WHERE d.table_id = $3)`,
+		tbl.ID, []int64{tbl.ID, dlq.ID}, dlq.ID).Scan(&meta.bytes, &meta.ranges, &dead)
+	if err != nil {
+		return w, meta, err
+	}
+	if dead > 0 {
+		return w, meta, fmt.Errorf("%s: %d dead-letter files", def.Name, dead)
+	}
+	return w, meta, nil
+}
+
+// idxMeta is what indexing a table left in Postgres.
+type idxMeta struct {
+	// bytes is the size of the table's ranges and data_files rows
+	// (pg_column_size), dead-letter table included.
+	bytes int64
+	// ranges counts the ranges indexed.
+	ranges int64
+}
+
+// idxWaitIndexed waits until every partition of table id is indexed to
+// its end, or an indexer stops.
+func idxWaitIndexed(ctx context.Context, env *idxEnv, id int64, done <-chan error) error {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return fmt.Errorf("indexer stopped early: %v", err)
+		case <-ctx.Done():
+			return fmt.Errorf("indexing: %w", ctx.Err())
+		case <-tick.C:
+		}
+		rows, err := env.pool.Query(ctx, `SELECT partition, max(end_offset) FROM ranges WHERE table_id = $1 GROUP BY partition`, id)
+		if err != nil {
+			return err
+		}
+		indexed := 0
+		for rows.Next() {
+			var p int32
+			var end int64
+			if err := rows.Scan(&p, &end); err != nil {
+				rows.Close()
+				return err
+			}
+			if int(p) < len(env.ends) && end >= env.ends[p] {
+				indexed++
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if indexed == len(env.ends) {
+			return nil
+		}
+	}
+}
+
+// idxProfile starts a CPU profile into path (none when path is empty) and
+// returns the function that stops it.
+func idxProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+func idxMedianDur(ds []time.Duration) time.Duration {
+	xs := make([]float64, len(ds))
+	for i, d := range ds {
+		xs[i] = float64(d)
+	}
+	return time.Duration(median(xs))
+}

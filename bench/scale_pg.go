@@ -1,0 +1,658 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/minkhq/mink/cluster"
+	"github.com/minkhq/mink/pgstore"
+)
+
+// This file is the Postgres half of the scale scenario: real cluster loops
+// (cluster.New and Run, in this process, each node with a pgx pool of its
+// own) against a real Postgres, with a pgx query tracer on each pool that
+// counts the node's statements and the rows they return or change.
+
+// pgShape is one Postgres measurement: real nodes running the cluster
+// loop, placeholder node rows that never act (they only make the shares
+// those of a larger cluster), and the lease table.
+type pgShape struct {
+	real, placeholders, tables, partitions int
+	// ttl is the lease_ttl of the real nodes (short, to fit many rounds).
+	ttl time.Duration
+}
+
+func (s pgShape) nodes() int  { return s.real + s.placeholders }
+func (s pgShape) leases() int { return s.tables * (s.partitions + 1) }
+
+// stmtKinds are the statements of the cluster loop (cluster/sql/*.sql).
+var stmtKinds = []string{"node_upsert", "leases_renew", "nodes_live", "leases_read", "lease_take", "lease_release",
+	"leases_release_all", "node_delete", "other"}
+
+// stmtKind names the cluster statement sql is, by a fragment of its text.
+func stmtKind(sql string) string {
+	switch {
+	case strings.Contains(sql, "INSERT INTO nodes"):
+		return "node_upsert"
+	case strings.Contains(sql, "DELETE FROM nodes"):
+		return "node_delete"
+	case strings.Contains(sql, "FROM nodes"):
+		return "nodes_live"
+	case strings.Contains(sql, "unnest("):
+		return "leases_renew"
+	case strings.Contains(sql, "epoch = epoch + 1"):
+		return "lease_take"
+	case strings.Contains(sql, "WHERE scope = $1 AND holder = $2"):
+		return "lease_release"
+	case strings.Contains(sql, "WHERE holder = $1"):
+		return "leases_release_all"
+	case strings.Contains(sql, "FROM leases"):
+		return "leases_read"
+	}
+	return "other"
+}
+
+// stmtCount is what one kind of statement did.
+type stmtCount struct {
+	// n counts the statements.
+	n int64
+	// read counts the rows SELECTs returned.
+	read int64
+	// written counts the rows INSERT, UPDATE and DELETE changed (rows an
+	// UPDATE … RETURNING returns are the rows it changed).
+	written int64
+	// time adds up the statements' durations as the client saw them.
+	time time.Duration
+}
+
+// stmtCounts is a snapshot of a tracer, by statement kind.
+type stmtCounts map[string]stmtCount
+
+func (c stmtCounts) sub(o stmtCounts) stmtCounts {
+	out := stmtCounts{}
+	for k, v := range c {
+		w := o[k]
+		out[k] = stmtCount{n: v.n - w.n, read: v.read - w.read, written: v.written - w.written, time: v.time - w.time}
+	}
+	return out
+}
+
+func (c stmtCounts) add(o stmtCounts) stmtCounts {
+	out := maps.Clone(c)
+	if out == nil {
+		out = stmtCounts{}
+	}
+	for k, w := range o {
+		v := out[k]
+		out[k] = stmtCount{n: v.n + w.n, read: v.read + w.read, written: v.written + w.written, time: v.time + w.time}
+	}
+	return out
+}
+
+func (c stmtCounts) total() stmtCount {
+	var t stmtCount
+	for _, v := range c {
+		t.n, t.read, t.written, t.time = t.n+v.n, t.read+v.read, t.written+v.written, t.time+v.time
+	}
+	return t
+}
+
+// rounds is the number of rounds counted: each round starts with the
+// node row upsert.
+func (c stmtCounts) rounds() int64 { return c["node_upsert"].n }
+
+// moves counts the takes and releases (the statements a converged
+// cluster does not make).
+func (c stmtCounts) moves() int64 { return c["lease_take"].n + c["lease_release"].n }
+
+// stmtTracer is a pgx.QueryTracer that counts a pool's statements round
+// by round: a round starts with the node row upsert, and a statement
+// counts in the round in which it started.
+type stmtTracer struct {
+	mu     sync.Mutex
+	rounds []stmtCounts // rounds[0]: statements before the first round
+}
+
+type stmtTraceKey struct{}
+
+type stmtTraceStart struct {
+	kind  string
+	round int
+	at    time.Time
+}
+
+// TraceQueryStart implements pgx.QueryTracer.
+func (t *stmtTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	kind := stmtKind(d.SQL)
+	t.mu.Lock()
+	if len(t.rounds) == 0 || kind == "node_upsert" {
+		t.rounds = append(t.rounds, stmtCounts{})
+	}
+	round := len(t.rounds) - 1
+	t.mu.Unlock()
+	return context.WithValue(ctx, stmtTraceKey{}, stmtTraceStart{kind: kind, round: round, at: time.Now()})
+}
+
+// TraceQueryEnd implements pgx.QueryTracer.
+func (t *stmtTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryEndData) {
+	st, ok := ctx.Value(stmtTraceKey{}).(stmtTraceStart)
+	if !ok {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.rounds[st.round][st.kind]
+	c.n++
+	c.time += time.Since(st.at)
+	if d.Err == nil {
+		rows := d.CommandTag.RowsAffected()
+		if d.CommandTag.Select() {
+			c.read += rows
+		} else {
+			c.written += rows
+		}
+	}
+	t.rounds[st.round][st.kind] = c
+}
+
+// started returns the number of rounds started so far.
+func (t *stmtTracer) started() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.rounds)
+}
+
+// sum adds up the counts of rounds [from, to).
+func (t *stmtTracer) sum(from, to int) stmtCounts {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out stmtCounts
+	for _, r := range t.rounds[max(0, from):min(to, len(t.rounds))] {
+		out = out.add(r)
+	}
+	return out
+}
+
+// idleJobs runs no work under a lease: the job waits until it is stopped.
+type idleJobs struct{}
+
+func (idleJobs) Run(ctx context.Context, _ cluster.Lease) error {
+	<-ctx.Done()
+	return nil
+}
+
+// pgNode is one real node of the measurement.
+type pgNode struct {
+	id     string
+	pool   *pgxpool.Pool
+	tracer *stmtTracer
+	cancel context.CancelFunc
+	done   chan error
+	gone   bool
+}
+
+// startPGNode starts a cluster loop for node id on its own pool of url.
+func startPGNode(ctx context.Context, url, id string, ttl time.Duration) (*pgNode, error) {
+	pcfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	pcfg.MaxConns = 2
+	tr := &stmtTracer{}
+	pcfg.ConnConfig.Tracer = tr
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, err
+	}
+	c, err := cluster.New(pool, cluster.Config{NodeID: id, AdvertiseURL: "http://" + id, LeaseTTL: ttl}, idleJobs{})
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	rctx, cancel := context.WithCancel(context.Background())
+	n := &pgNode{id: id, pool: pool, tracer: tr, cancel: cancel, done: make(chan error, 1)}
+	go func() { n.done <- c.Run(rctx) }()
+	return n, nil
+}
+
+// stop stops the node cleanly (it releases its leases and deletes its row).
+func (n *pgNode) stop() error {
+	if n.gone {
+		return nil
+	}
+	n.gone = true
+	n.cancel()
+	err := <-n.done
+	n.pool.Close()
+	return err
+}
+
+// crash stops the node as a crash would leave it: its pool is closed
+// first, so its final statements fail and its leases and node row are
+// left to expire.
+func (n *pgNode) crash() {
+	if n.gone {
+		return
+	}
+	n.gone = true
+	n.pool.Close()
+	n.cancel()
+	<-n.done // the release at stop fails on the closed pool: expected
+}
+
+// pgCluster is the real nodes of one measurement on a fresh schema.
+type pgCluster struct {
+	shape pgShape
+	admin *pgxpool.Pool
+	url   string
+	nodes []*pgNode
+}
+
+// newPGCluster migrates a fresh schema, creates the tables with their
+// leases and the placeholder node rows, and starts the real nodes one
+// after the other (within a few milliseconds). started is when the first
+// one started.
+func newPGCluster(ctx context.Context, h *H, shape pgShape) (pc *pgCluster, started time.Time, err error) {
+	url, err := h.Postgres(ctx)
+	if err != nil {
+		return nil, started, err
+	}
+	admin, err := pgstore.Open(ctx, pgstore.Config{URL: url, MaxConns: 2})
+	if err != nil {
+		return nil, started, err
+	}
+	pc = &pgCluster{shape: shape, admin: admin, url: url}
+	stmts := []struct {
+		sql  string
+		args []any
+	}{
+		{`INSERT INTO tables (namespace, name, topic, value_format, schema_json, table_uuid, location, metadata_location)
+		  SELECT 'bench', 't' || g, 't' || g, 'json', '{}', gen_random_uuid(), 's3://bench/t' || g,
+		         's3://bench/t' || g || '/metadata/0.json'
+		  FROM generate_series(1, $1::int) g`, []any{shape.tables}},
+		{`INSERT INTO leases (scope, table_id, kind, partition)
+		  SELECT t.id || '/partition/' || p, t.id, 'partition', p FROM tables t, generate_series(0, $1::int - 1) p`,
+			[]any{shape.partitions}},
+		{`INSERT INTO leases (scope, table_id, kind) SELECT t.id || '/writer', t.id, 'writer' FROM tables t`, nil},
+		{`INSERT INTO nodes (id, instance, advertise_url, roles, expires_at)
+		  SELECT 'idle-' || lpad(g::text, 3, '0'), 'bench', 'http://idle', ARRAY['indexer', 'server'], now() + interval '1 hour'
+		  FROM generate_series(1, $1::int) g`, []any{shape.placeholders}},
+	}
+	for _, s := range stmts {
+		if _, err := admin.Exec(ctx, s.sql, s.args...); err != nil {
+			admin.Close()
+			return nil, started, fmt.Errorf("scale: set up: %w", err)
+		}
+	}
+	started = time.Now()
+	for i := range shape.real {
+		n, err := startPGNode(ctx, url, fmt.Sprintf("real-%02d", i), shape.ttl)
+		if err != nil {
+			pc.close()
+			return nil, started, err
+		}
+		pc.nodes = append(pc.nodes, n)
+	}
+	return pc, started, nil
+}
+
+// close stops every node cleanly and drops the admin pool.
+func (pc *pgCluster) close() error {
+	var errs []error
+	for _, n := range pc.nodes {
+		if err := n.stop(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", n.id, err))
+		}
+	}
+	pc.admin.Close()
+	return errors.Join(errs...)
+}
+
+// marks returns, for each running node, the rounds it has started.
+func (pc *pgCluster) marks() map[string]int {
+	out := map[string]int{}
+	for _, n := range pc.nodes {
+		if !n.gone {
+			out[n.id] = n.tracer.started()
+		}
+	}
+	return out
+}
+
+// sumRounds adds up the statements of the running nodes' rounds that
+// started after from and before to (marks), so only whole rounds count.
+func (pc *pgCluster) sumRounds(from, to map[string]int) stmtCounts {
+	var out stmtCounts
+	for _, n := range pc.nodes {
+		if f, ok := from[n.id]; ok && !n.gone {
+			out = out.add(n.tracer.sum(f, to[n.id]-1))
+		}
+	}
+	return out
+}
+
+// converged reports whether the lease table is a fixpoint of the rules as
+// seen from the database: no live node above the share of a table, each
+// writer lease held by its top node (free when that is a placeholder), and
+// free partitions left only when every real node holds its share.
+func (pc *pgCluster) converged(ctx context.Context) (bool, error) {
+	var live, real []string
+	rows, err := pc.admin.Query(ctx, `SELECT id FROM nodes WHERE expires_at > now() AND 'indexer' = ANY (roles) ORDER BY id`)
+	if err != nil {
+		return false, err
+	}
+	var id string
+	if _, err := pgx.ForEachRow(rows, []any{&id}, func() error {
+		live = append(live, id)
+		if strings.HasPrefix(id, "real-") {
+			real = append(real, id)
+		}
+		return nil
+	}); err != nil {
+		return false, err
+	}
+	if len(live) == 0 {
+		return false, nil
+	}
+	type tableState struct {
+		parts, free int
+		held        map[string]int
+	}
+	tables := map[int64]*tableState{}
+	writers := map[string]string{} // scope → holder ("" when free)
+	rows, err = pc.admin.Query(ctx, `SELECT scope, table_id, kind, coalesce(holder, ''),
+		(holder IS NULL OR expires_at IS NULL OR expires_at < now()) FROM leases`)
+	if err != nil {
+		return false, err
+	}
+	var scope, kind, holder string
+	var table int64
+	var free bool
+	if _, err := pgx.ForEachRow(rows, []any{&scope, &table, &kind, &holder, &free}, func() error {
+		if free {
+			holder = ""
+		}
+		if kind == cluster.KindWriter {
+			writers[scope] = holder
+			return nil
+		}
+		t := tables[table]
+		if t == nil {
+			t = &tableState{held: map[string]int{}}
+			tables[table] = t
+		}
+		t.parts++
+		if holder == "" {
+			t.free++
+		} else {
+			t.held[holder]++
+		}
+		return nil
+	}); err != nil {
+		return false, err
+	}
+	isReal := map[string]bool{}
+	for _, n := range real {
+		isReal[n] = true
+	}
+	// Every running node has registered; a crashed one's row has expired.
+	for _, n := range pc.nodes {
+		if isReal[n.id] == n.gone {
+			return false, nil
+		}
+	}
+	for _, t := range tables {
+		sh := ceilDiv(t.parts, len(live))
+		for n, c := range t.held {
+			if c > sh || !isReal[n] {
+				return false, nil
+			}
+		}
+		if t.free > 0 {
+			for _, n := range real {
+				if t.held[n] < sh {
+					return false, nil
+				}
+			}
+		}
+	}
+	for scope, holder := range writers {
+		want := topOf(live, scope)
+		if !isReal[want] {
+			want = ""
+		}
+		if holder != want {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// waitConverged polls the lease table until it has converged and returns
+// how long that took from since.
+func (pc *pgCluster) waitConverged(ctx context.Context, since time.Time, within time.Duration) (time.Duration, error) {
+	deadline := time.Now().Add(within)
+	for {
+		ok, err := pc.converged(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			return time.Since(since), nil
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("scale: the real nodes did not converge within %v", within)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// steady returns the running nodes' statements over the whole rounds they
+// run in about rounds round periods of a converged cluster (c.rounds()
+// counts them). Takes or releases meanwhile are noted, not fatal.
+func (pc *pgCluster) steady(ctx context.Context, h *H, rounds int) (stmtCounts, error) {
+	before := pc.marks()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(time.Duration(rounds+1) * pc.shape.ttl / 3):
+	}
+	c := pc.sumRounds(before, pc.marks())
+	if m := c.moves(); m > 0 {
+		// A round that overran its timeout on a loaded machine can let a
+		// lease expire; say so rather than fail the scenario.
+		h.Note("Warning: %d takes or releases during the steady rounds of a converged cluster (%s); its figures include them.",
+			m, describeCounts(c))
+	}
+	return c, nil
+}
+
+// perRound returns x per node per round of c.
+func perRound(x int64, c stmtCounts) float64 {
+	if c.rounds() == 0 {
+		return 0
+	}
+	return float64(x) / float64(c.rounds())
+}
+
+// scalePostgres measures the cluster loop's statements against a real
+// Postgres: part A, real nodes on a small lease table (cold start, steady
+// state, crash); part B, real nodes on a lease table of the simulated
+// size with placeholder node rows making the shares those of sim.nodes
+// nodes (a steady round at full size). It extrapolates A to sim's size.
+func scalePostgres(ctx context.Context, h *H, sim scaleShape, cold simColdStarts) error {
+	a := pgShape{real: 10, tables: 20, partitions: 50, ttl: 900 * time.Millisecond}
+	b := pgShape{real: 10, placeholders: sim.nodes - 10, tables: sim.tables, partitions: sim.partitions, ttl: 3 * time.Second}
+	if h.Quick {
+		a.tables = 5
+	}
+	an := fmt.Sprintf("%d real nodes, %d tables × %d partitions, lease_ttl %v", a.real, a.tables, a.partitions, a.ttl)
+	bn := fmt.Sprintf("%d real nodes + %d placeholder node rows, %d tables × %d partitions, lease_ttl %v",
+		b.real, b.placeholders, b.tables, b.partitions, b.ttl)
+	en := fmt.Sprintf("extrapolated to %s, lease_ttl 30 s", sim)
+
+	h.Figure(Figure{Name: "A: statements per round per node", Unit: "statements", Note: "measured, converged, " + an})
+	h.Figure(Figure{Name: "A: rows read per round per node", Unit: "rows", Note: "rows the SELECTs returned"})
+	h.Figure(Figure{Name: "A: rows written per round per node", Unit: "rows", Note: "rows the INSERT/UPDATEs changed"})
+	h.Figure(Figure{Name: "A: Postgres time per round per node", Unit: "ms", Note: "statement latencies added up, as the client sees them"})
+	h.Figure(Figure{Name: "A: cold start: rounds to converge", Unit: "rounds",
+		Note: "the nodes start one after the other within milliseconds (a rolling start); time from the first start to a converged lease table / (lease_ttl/3)"})
+	h.Figure(Figure{Name: "A: cold start: statements per node", Unit: "statements", Note: "from start to converged"})
+	h.Figure(Figure{Name: "A: crash: rounds to converge", Unit: "rounds",
+		Note: "time from a crash (pool closed) to a converged lease table / (lease_ttl/3); includes the lease_ttl expiry (3 rounds)"})
+	h.Figure(Figure{Name: "B: statements per round per node", Unit: "statements", Note: "measured once, converged, " + bn})
+	h.Figure(Figure{Name: "B: rows read per round per node", Unit: "rows"})
+	h.Figure(Figure{Name: "B: rows written per round per node", Unit: "rows"})
+	h.Figure(Figure{Name: "B: Postgres time per round per node", Unit: "ms"})
+	h.Figure(Figure{Name: "extrapolated: statements per second, whole cluster", Unit: "statements/s", Note: en})
+	h.Figure(Figure{Name: "extrapolated: rows read per second, whole cluster", Unit: "rows/s", Note: en})
+	h.Figure(Figure{Name: "extrapolated: rows written per second, whole cluster", Unit: "rows/s", Note: en})
+	h.Figure(Figure{Name: "extrapolated: cold start, all nodes live: statements, whole cluster", Unit: "statements",
+		Note: "the simulation's takes and releases + its node rounds × the statements per round of A"})
+	h.Figure(Figure{Name: "extrapolated: cold start, rolling: statements, whole cluster", Unit: "statements",
+		Note: "the same for the rolling cold start"})
+
+	// Statement counts vary little from run to run and a run of A takes
+	// about 20 s, B about 25 s: A runs at most 3 times, B once.
+	for run := range min(h.Runs, 3) {
+		start := time.Now()
+		ca, err := scalePGPartA(ctx, h, a)
+		if err != nil {
+			return fmt.Errorf("part A: %w", err)
+		}
+		if run == 0 {
+			cb, err := scalePGPartB(ctx, h, b)
+			if err != nil {
+				return fmt.Errorf("part B: %w", err)
+			}
+			h.Note("Postgres load (B) measured with %s: per statement kind over the steady rounds: %s.", bn, describeCounts(cb))
+		}
+		// Extrapolation: statements per round per node do not depend on
+		// the size (one each of upsert, renew, nodes_live, leases_read);
+		// the rows leases_read returns grow with all leases, those
+		// nodes_live returns with the nodes, those a renewal changes with
+		// the leases per node; each round upserts one node row.
+		steady := ca.steady
+		nodesA, leasesA := float64(a.nodes()), float64(a.leases())
+		nodesS, leasesS := float64(sim.nodes), float64(sim.leases())
+		perSec := nodesS / scaleRound.Seconds() // node-rounds per second, whole cluster
+		stmts := perRound(steady.total().n, steady)
+		read := perRound(steady["leases_read"].read, steady)*leasesS/leasesA +
+			perRound(steady["nodes_live"].read, steady)*nodesS/nodesA
+		written := perRound(steady["node_upsert"].written, steady) +
+			perRound(steady["leases_renew"].written, steady)*(leasesS/nodesS)/(leasesA/nodesA)
+		h.Add("extrapolated: statements per second, whole cluster", stmts*perSec)
+		h.Add("extrapolated: rows read per second, whole cluster", read*perSec)
+		h.Add("extrapolated: rows written per second, whole cluster", written*perSec)
+		// A cold start makes the simulation's take and release statements
+		// plus the steady statements of every node round until converged.
+		h.Add("extrapolated: cold start, all nodes live: statements, whole cluster",
+			float64(cold.allLive.moves())+stmts*float64(cold.allLive.nodeRounds))
+		h.Add("extrapolated: cold start, rolling: statements, whole cluster",
+			float64(cold.rolling.moves())+stmts*float64(cold.rolling.nodeRounds))
+		if run == 0 {
+			h.Note("Postgres load (A) measured with %s: per statement kind over the steady rounds: %s.", an, describeCounts(steady))
+			h.Note("Extrapolation (not measured at %d nodes): statements per round per node stay the same "+
+				"(node_upsert, leases_renew, nodes_live, leases_read); rows read grow with all leases (leases_read returns "+
+				"every lease row to every node every round) plus the nodes (nodes_live); rows written are one node row "+
+				"plus the leases the node holds (renewal). Whole cluster = per node × %d nodes / 10 s. "+
+				"B checks the per-node figures on a lease table of the full size.", sim.nodes, sim.nodes)
+		}
+		h.Logf("postgres run %d took %v", run+1, time.Since(start).Round(time.Millisecond))
+	}
+	return nil
+}
+
+// pgPartA is what part A measured.
+type pgPartA struct {
+	steady, cold stmtCounts
+}
+
+func scalePGPartA(ctx context.Context, h *H, s pgShape) (pgPartA, error) {
+	var out pgPartA
+	round := s.ttl / 3
+	pc, start, err := newPGCluster(ctx, h, s)
+	if err != nil {
+		return out, err
+	}
+	defer pc.close()
+	took, err := pc.waitConverged(ctx, start, 100*s.ttl)
+	if err != nil {
+		return out, fmt.Errorf("cold start: %w", err)
+	}
+	for _, n := range pc.nodes {
+		out.cold = out.cold.add(n.tracer.sum(0, n.tracer.started()))
+	}
+	h.Add("A: cold start: rounds to converge", took.Seconds()/round.Seconds())
+	h.Add("A: cold start: statements per node", float64(out.cold.total().n)/float64(s.real))
+
+	// Let the last takes' rounds finish, then measure converged rounds.
+	time.Sleep(round)
+	out.steady, err = pc.steady(ctx, h, 8)
+	if err != nil {
+		return out, err
+	}
+	t := out.steady.total()
+	h.Add("A: statements per round per node", perRound(t.n, out.steady))
+	h.Add("A: rows read per round per node", perRound(t.read, out.steady))
+	h.Add("A: rows written per round per node", perRound(t.written, out.steady))
+	h.Add("A: Postgres time per round per node", perRound(t.time.Microseconds(), out.steady)/1e3)
+
+	crashed := time.Now()
+	pc.nodes[0].crash()
+	took, err = pc.waitConverged(ctx, crashed, 20*s.ttl)
+	if err != nil {
+		return out, fmt.Errorf("crash: %w", err)
+	}
+	h.Add("A: crash: rounds to converge", took.Seconds()/round.Seconds())
+	return out, pc.close()
+}
+
+func scalePGPartB(ctx context.Context, h *H, s pgShape) (stmtCounts, error) {
+	pc, start, err := newPGCluster(ctx, h, s)
+	if err != nil {
+		return nil, err
+	}
+	defer pc.close()
+	if _, err := pc.waitConverged(ctx, start, 20*s.ttl); err != nil {
+		return nil, fmt.Errorf("cold start: %w", err)
+	}
+	time.Sleep(s.ttl / 3)
+	c, err := pc.steady(ctx, h, 3)
+	if err != nil {
+		return nil, err
+	}
+	t := c.total()
+	h.Add("B: statements per round per node", perRound(t.n, c))
+	h.Add("B: rows read per round per node", perRound(t.read, c))
+	h.Add("B: rows written per round per node", perRound(t.written, c))
+	h.Add("B: Postgres time per round per node", perRound(t.time.Microseconds(), c)/1e3)
+	return c, pc.close()
+}
+
+// describeCounts lists per statement kind its count, rows and mean
+// latency per round per node.
+func describeCounts(c stmtCounts) string {
+	var parts []string
+	for _, k := range stmtKinds {
+		v, ok := c[k]
+		if !ok || v.n == 0 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %.2g/round (%.0f rows read, %.0f written, %.2f ms each)", k,
+			perRound(v.n, c), perRound(v.read, c), perRound(v.written, c), float64(v.time.Microseconds())/1e3/float64(v.n)))
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,391 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog/rest"
+	"github.com/apache/iceberg-go/table"
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/minkhq/mink/cluster"
+	"github.com/minkhq/mink/devenv"
+	"github.com/minkhq/mink/node"
+	"github.com/minkhq/mink/objects"
+	"github.com/minkhq/mink/tables"
+)
+
+// Serving scenario settings.
+const (
+	// svValueSize is the size of one record's value in bytes (random,
+	// so the Parquet file is as large as the values).
+	svValueSize = 1024
+	// svFileValues is the value bytes of the one data file served: 128 MiB
+	// (svQuickValues with -quick).
+	svFileValues  = 128 << 20
+	svQuickValues = 32 << 20
+	// svColdValues is the value bytes of the data file built cold: the
+	// default range size (indexer.Config.RangeSize).
+	svColdValues = 16 << 20
+	// svGets is how many cached GETs one run times (their total bytes over
+	// their total time is the run's sample).
+	svGets = 3
+	// svTargetMiBps is the cached GET target: 1 GiB/s.
+	svTargetMiBps = 1024
+	// svReadBuffer is the client's read size in bytes for the main figure.
+	svReadBuffer = 1 << 20
+)
+
+func init() {
+	register(Scenario{
+		Name:  "serving",
+		Title: "Serving: data file GETs through the S3 API",
+		About: `A node (real PostgreSQL, kfake over the wire) and a raw table whose
+one partition holds 128 MiB of random 1 KiB values, indexed as one range
+(range size = the values' bytes), so its only data file is about 128 MiB
+of Parquet. Cached: GET /<warehouse>/<key> of the whole file over loopback
+while it is in the node's disk cache (the indexer puts it there), read by a
+Go HTTP client in 1 MiB reads; the same with io.Copy into io.Discard (8 KiB
+reads) shows what the client's read loop costs. Cold: a second raw table
+of one 16 MiB range (the default range size); each run starts a fresh
+server-only node (empty cache) and GETs that file from it with the
+forwarded-read header, so it builds the file from Kafka itself (fetch,
+encode, SHA-256 check against the indexed checksum) and serves it. MiB are
+file bytes.`,
+		Run: runServing,
+	})
+}
+
+// svEnv is the scenario's Kafka and indexing node.
+type svEnv struct {
+	kafka *kfake.Cluster
+	cfg   node.Config
+	node  *node.Node
+}
+
+func (e *svEnv) stop() {
+	if e.node != nil {
+		e.node.Stop()
+	}
+	e.kafka.Close()
+}
+
+// svColdGet starts a fresh server-only node (empty cache), GETs key from
+// it marked as forwarded (so it builds the file itself, whoever owns it),
+// stops it, and returns the GET's time to the last byte.
+func svColdGet(ctx context.Context, env *svEnv, dir, id, key string, size int64, read func(io.Reader) (int64, error)) (time.Duration, error) {
+	cfg := env.cfg
+	cfg.NodeID, cfg.Listen, cfg.Advertise = id, "127.0.0.1:0", ""
+	cfg.Roles = []string{cluster.RoleServer}
+	cfg.CacheDir = filepath.Join(dir, id)
+	n, err := node.Start(ctx, cfg)
+	if err != nil {
+		return 0, err
+	}
+	defer n.Stop()
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	defer client.CloseIdleConnections()
+	hdr := http.Header{objects.ForwardedHeader: []string{"bench"}}
+	return svGet(ctx, client, n.URL()+"/"+cfg.Warehouse+"/"+key, size, hdr, read)
+}
+
+// restart stops the node and starts it again with the same configuration:
+// the objects server clears its cache directory at start.
+func (e *svEnv) restart(ctx context.Context) error {
+	e.node.Stop()
+	e.node = nil
+	n, err := node.Start(ctx, e.cfg)
+	if err != nil {
+		return err
+	}
+	e.node = n
+	return nil
+}
+
+func runServing(ctx context.Context, h *H) error {
+	valueBytes := svFileValues
+	if h.Quick {
+		valueBytes = svQuickValues
+	}
+	records := valueBytes / svValueSize
+
+	pg, err := h.Postgres(ctx)
+	if err != nil {
+		return err
+	}
+	dir, err := h.TempDir()
+	if err != nil {
+		return err
+	}
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		return err
+	}
+	env := &svEnv{kafka: kc, cfg: node.Config{
+		PostgresURL: pg, KafkaBrokers: kc.ListenAddrs(), Listen: "127.0.0.1:0", NodeID: "serving-1",
+		Warehouse: "mink", LeaseTTL: 10 * time.Second, CacheDir: filepath.Join(dir, "cache"), CacheSize: 1 << 30,
+		// One range of exactly the produced values: cut by size, never by time.
+		RangeSize: svColdValues, FlushInterval: time.Hour, CommitInterval: 500 * time.Millisecond,
+		Logger: frQuietLogger(),
+	}}
+	defer env.stop()
+	if env.node, err = node.Start(ctx, env.cfg); err != nil {
+		return err
+	}
+	// The advertised URL has the ephemeral port; keep the same port on
+	// restarts so the table's S3 endpoint stays valid.
+	env.cfg.Listen = env.node.URL()[len("http://"):]
+	env.cfg.Advertise = env.node.URL()
+
+	// The file built cold first: a range of the default size. Then the
+	// large file, after a restart with a range size to match it.
+	coldKey, coldSize, err := svTable(ctx, h, env, "blobs16", svColdValues)
+	if err != nil {
+		return err
+	}
+	coldRecords := svColdValues / svValueSize
+	env.cfg.RangeSize = int64(valueBytes)
+	if err := env.restart(ctx); err != nil {
+		return err
+	}
+	key, size, err := svTable(ctx, h, env, "blobs", valueBytes)
+	if err != nil {
+		return err
+	}
+	url := env.node.URL() + "/" + env.cfg.Warehouse + "/" + key
+	h.Note("Cached file: %d records of %d B random values, %.1f MiB of Parquet (%s). Cold file: %d records, %.1f MiB (%s).",
+		records, svValueSize, float64(size)/(1<<20), key, coldRecords, float64(coldSize)/(1<<20), coldKey)
+
+	h.Figure(Figure{Name: "cached GET", Unit: "MiB/s", Min: svTargetMiBps,
+		Note: fmt.Sprintf("whole %.0f MiB file, client reads of 1 MiB; served from the disk cache with sendfile", float64(size)/(1<<20))})
+	h.Figure(Figure{Name: "cached GET, io.Copy to io.Discard", Unit: "MiB/s", Ref: "cached GET",
+		Note: "the usual Go client loop (8 KiB reads)"})
+	h.Figure(Figure{Name: "cold build", Unit: "MiB/s", Note: fmt.Sprintf("%.0f MiB file (the default range size): file bytes / time to the last byte of the first GET after a restart", float64(coldSize)/(1<<20))})
+	h.Figure(Figure{Name: "cold build records", Unit: "records/s"})
+	h.Figure(Figure{Name: "cold GET time", Unit: "s"})
+
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	defer client.CloseIdleConnections()
+	buf := make([]byte, svReadBuffer)
+	bigReads := func(r io.Reader) (int64, error) {
+		var n int64
+		for {
+			k, err := r.Read(buf)
+			n += int64(k)
+			if err == io.EOF {
+				return n, nil
+			}
+			if err != nil {
+				return n, err
+			}
+		}
+	}
+	discard := func(r io.Reader) (int64, error) { return io.Copy(io.Discard, r) }
+	// A first GET: the file is cached (by the indexer, or by this build).
+	if _, err := svGet(ctx, client, url, size, nil, bigReads); err != nil {
+		return err
+	}
+
+	var profPath string
+	var lastCached float64
+	for run := 0; run < h.Runs; run++ {
+		stop := func() {}
+		if run == h.Runs-1 {
+			profPath = filepath.Join(dir, "serving-cached.pprof")
+			if stop, err = frStartProfile(profPath); err != nil {
+				h.Logf("cpu profile: %v", err)
+				stop, profPath = func() {}, ""
+			}
+		}
+		var took time.Duration
+		for i := 0; i < svGets; i++ {
+			d, err := svGet(ctx, client, url, size, nil, bigReads)
+			if err != nil {
+				stop()
+				return err
+			}
+			took += d
+		}
+		stop()
+		lastCached = svMiBps(svGets*size, took)
+		h.Add("cached GET", lastCached)
+		took = 0
+		for i := 0; i < svGets; i++ {
+			d, err := svGet(ctx, client, url, size, nil, discard)
+			if err != nil {
+				return err
+			}
+			took += d
+		}
+		h.Add("cached GET, io.Copy to io.Discard", svMiBps(svGets*size, took))
+
+		d, err := svColdGet(ctx, env, dir, fmt.Sprintf("serving-cold-%d", run), coldKey, coldSize, bigReads)
+		if err != nil {
+			return err
+		}
+		h.Add("cold build", svMiBps(coldSize, d))
+		h.Add("cold build records", float64(coldRecords)/d.Seconds())
+		h.Add("cold GET time", d.Seconds())
+	}
+	// The large file built cold too, once (informative).
+	if d, err := svColdGet(ctx, env, dir, "serving-cold-large", key, size, bigReads); err != nil {
+		h.Note("Cold build of the %.0f MiB file failed: %s", float64(size)/(1<<20), oneLine(err.Error()))
+	} else {
+		h.Note("Cold build of the %.0f MiB file (once): %.2f s, %.0f MiB/s.", float64(size)/(1<<20), d.Seconds(), svMiBps(size, d))
+	}
+	if lastCached < svTargetMiBps && profPath != "" {
+		h.Note("Cached GET target missed; CPU profile of the last run's %d cached GETs (client and server in this process; CPU ms per GET): %s",
+			svGets, frProfileSummary(profPath, svGets, "GET", []frBucket{
+				{"client body reads", `net/http\.\(\*body\)\.Read$`},
+				{"  of which read syscalls (kernel copy out of the socket)", `^syscall\.read$`},
+				{"server ServeContent", `objects\.\(\*Server\)\.serveContent$`},
+				{"  of which sendfile", `internal/poll\.SendFile$|poll\.sendFile$`},
+				{"GC", `runtime\.gcBgMarkWorker$`},
+			}))
+	}
+	return nil
+}
+
+// svTable creates a raw table on a new one-partition topic, produces
+// valueBytes of random values to it, waits for their commit, and returns
+// the key and size of its largest data file.
+func svTable(ctx context.Context, h *H, env *svEnv, name string, valueBytes int) (key string, size int64, err error) {
+	const ns = "bench"
+	if err := env.kafka.CreateTopic(name, 1, nil); err != nil {
+		return "", 0, err
+	}
+	if err := devenv.CreateTable(ctx, env.node.URL(), map[string]any{"namespace": ns, "name": name,
+		"topic": name, "value_format": "raw"}); err != nil {
+		return "", 0, err
+	}
+	rng := rand.New(rand.NewChaCha8([32]byte{'m', 'i', 'n', 'k'}))
+	values := make([][]byte, valueBytes/svValueSize)
+	for i := range values {
+		values[i] = make([]byte, svValueSize)
+		for j := 0; j < svValueSize; j += 8 {
+			v := rng.Uint64()
+			for k := 0; k < 8; k++ {
+				values[i][j+k] = byte(v >> (8 * k))
+			}
+		}
+	}
+	h.Logf("%s: producing %d MiB", name, valueBytes>>20)
+	if _, err := produce(ctx, env.kafka.ListenAddrs(), name, 1, values); err != nil {
+		return "", 0, err
+	}
+	if err := svWaitCommitted(ctx, env.node.URL(), ns+"."+name, int64(len(values))); err != nil {
+		return "", 0, err
+	}
+	key, size, err = svDataFile(ctx, env.node.URL(), table.Identifier{ns, name})
+	if err == nil {
+		h.Logf("%s: data file %s, %.1f MiB", name, key, float64(size)/(1<<20))
+	}
+	return key, size, err
+}
+
+// svGet GETs url (with the headers hdr) with read, checks the status and length, and returns the
+// time to the last byte.
+func svGet(ctx context.Context, client *http.Client, url string, size int64, hdr http.Header, read func(io.Reader) (int64, error)) (time.Duration, error) {
+	start := time.Now()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	n, err := read(resp.Body)
+	took := time.Since(start)
+	if err != nil {
+		return 0, fmt.Errorf("GET %s: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK || n != size {
+		return 0, fmt.Errorf("GET %s: status %d, %d bytes of %d", url, resp.StatusCode, n, size)
+	}
+	return took, nil
+}
+
+// svMiBps is bytes over d in MiB/s.
+func svMiBps(bytes int64, d time.Duration) float64 {
+	return float64(bytes) / (1 << 20) / d.Seconds()
+}
+
+// svWaitCommitted waits until every partition of table has its committed
+// offset at least end.
+func svWaitCommitted(ctx context.Context, nodeURL, table string, end int64) error {
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, nodeURL+"/admin/v1/tables/"+table+"/partitions", nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		var body struct {
+			Partitions []struct {
+				CommittedOffset int64 `json:"committed_offset"`
+			} `json:"partitions"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if err != nil {
+			return fmt.Errorf("partitions of %s: %w", table, err)
+		}
+		done := len(body.Partitions) > 0
+		for _, p := range body.Partitions {
+			done = done && p.CommittedOffset >= end
+		}
+		if done {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: not committed to offset %d after 5 minutes", table, end)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// svDataFile loads the table through iceberg-go and returns the key and
+// size of its largest data file.
+func svDataFile(ctx context.Context, nodeURL string, id table.Identifier) (string, int64, error) {
+	cat, err := rest.NewCatalog(ctx, "mink", nodeURL)
+	if err != nil {
+		return "", 0, err
+	}
+	tbl, err := cat.LoadTable(ctx, id)
+	if err != nil {
+		return "", 0, err
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return "", 0, err
+	}
+	var key string
+	var size int64
+	for _, t := range tasks {
+		if s := t.File.FileSizeBytes(); s > size {
+			key, size = tables.Key(t.File.FilePath()), s
+		}
+	}
+	if key == "" {
+		return "", 0, fmt.Errorf("%v: no data file", id)
+	}
+	return key, size, nil
+}
