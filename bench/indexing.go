@@ -16,8 +16,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -405,49 +403,9 @@ func idxDecoded(ctx context.Context, files [][]byte) ([]arrow.Table, error) {
 	return out, nil
 }
 
-// Parquet writer settings of the bare encode: datafile's pinned settings
-// (datafile/parquet.go), repeated here because they are unexported.
-const (
-	idxPageSize       = 1 << 20
-	idxDictPageLimit  = 1 << 20
-	idxMaxRowGroupLen = 1 << 20
-	idxWriteBatchSize = 1024
-	idxMaxStatsSize   = 4096
-)
-
-// idxWriterProps returns datafile's pinned writer properties for schema sc,
-// with its dictionary cost fallback on every leaf column.
-func idxWriterProps(mem memory.Allocator, sc *arrow.Schema) (*parquet.WriterProperties, error) {
-	base := []parquet.WriterProperty{
-		parquet.WithAllocator(mem),
-		parquet.WithVersion(parquet.V2_6),
-		parquet.WithDataPageVersion(parquet.DataPageV1),
-		parquet.WithCreatedBy(datafile.CreatedBy),
-		parquet.WithRootName("schema"),
-		parquet.WithRootRepetition(parquet.Repetitions.Repeated),
-		parquet.WithCompression(compress.Codecs.Snappy),
-		parquet.WithCompressionLevel(compress.DefaultCompressionLevel),
-		parquet.WithDictionaryDefault(true),
-		parquet.WithDictionaryPageSizeLimit(idxDictPageLimit),
-		parquet.WithEncoding(parquet.Encodings.Plain),
-		parquet.WithDataPageSize(idxPageSize),
-		parquet.WithMaxRowGroupLength(idxMaxRowGroupLen),
-		parquet.WithBatchSize(idxWriteBatchSize),
-		parquet.WithStats(true),
-		parquet.WithMaxStatsSize(idxMaxStatsSize),
-		parquet.WithPageIndexEnabled(false),
-		parquet.WithBloomFilterEnabled(false),
-		parquet.WithStoreDecimalAsInteger(false),
-	}
-	pq, err := pqarrow.ToParquet(sc, parquet.NewWriterProperties(base...), pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
-	if err != nil {
-		return nil, err
-	}
-	for i := range pq.NumColumns() {
-		base = append(base, parquet.WithDictionaryCostFallbackFor(pq.Column(i).Path(), true))
-	}
-	return parquet.NewWriterProperties(base...), nil
-}
+// idxMaxRowGroupLen is datafile's row group length (rows), used for
+// WriteTable's chunking.
+const idxMaxRowGroupLen = 1 << 20
 
 // idxBareEncode writes each table as one Parquet file in memory with the
 // encoder's settings: no Kafka, no decoding, no statistics, no checksum.
@@ -462,12 +420,12 @@ func idxBareEncode(tabs []arrow.Table) error {
 // returns its bytes.
 func idxEncode(t arrow.Table) ([]byte, error) {
 	mem := memory.NewGoAllocator()
-	props, err := idxWriterProps(mem, t.Schema())
+	props, err := datafile.WriterProperties(mem, t.Schema())
 	if err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(t.Schema(), &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
+	w, err := pqarrow.NewFileWriter(t.Schema(), &buf, props, datafile.ArrowWriterProperties(mem))
 	if err != nil {
 		return nil, err
 	}

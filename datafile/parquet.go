@@ -42,16 +42,19 @@ const (
 	maxStatsSize = 4096
 )
 
-// writerProperties returns the pinned writer settings for a file of
-// schema sc.
-func writerProperties(mem memory.Allocator, sc *arrow.Schema) (*parquet.WriterProperties, error) {
+// WriterProperties returns the pinned Parquet writer settings of this
+// encoder version for a file of Arrow schema sc, and ArrowWriterProperties
+// the pinned Arrow side. Exported so that benchmarks can encode the same
+// rows with the same settings (the bare encode reference); Build is the
+// only way to make a data file.
+func WriterProperties(mem memory.Allocator, sc *arrow.Schema) (*parquet.WriterProperties, error) {
 	base := baseWriterProperties(mem)
 	// Cost-based dictionary fallback on every leaf column (parquet-mr's
 	// rule, which iceberg-go applies too): before the first data page is
 	// cut, a column whose dictionary plus indices are not smaller than its
 	// plain values drops the dictionary. Mostly-distinct columns (ids,
 	// raw values) then skip building a dictionary they would throw away.
-	pq, err := pqarrow.ToParquet(sc, parquet.NewWriterProperties(base...), arrowWriterProperties(mem))
+	pq, err := pqarrow.ToParquet(sc, parquet.NewWriterProperties(base...), ArrowWriterProperties(mem))
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +77,7 @@ func baseWriterProperties(mem memory.Allocator) []parquet.WriterProperty {
 		parquet.WithDictionaryDefault(true),
 		parquet.WithDictionaryPageSizeLimit(dictPageSizeLimit),
 		// The fallback encoding when a dictionary grows too large or does
-		// not pay (see writerProperties).
+		// not pay (see WriterProperties).
 		parquet.WithEncoding(parquet.Encodings.Plain),
 		parquet.WithDataPageSize(dataPageSize),
 		parquet.WithMaxRowGroupLength(maxRowGroupRows),
@@ -87,10 +90,10 @@ func baseWriterProperties(mem memory.Allocator) []parquet.WriterProperty {
 	}
 }
 
-// arrowWriterProperties: no Arrow schema in the footer (ARROW:schema would
+// ArrowWriterProperties: no Arrow schema in the footer (ARROW:schema would
 // tie the bytes to arrow-go's IPC serialization), no timestamp coercion
 // (columns are already microseconds), no INT96.
-func arrowWriterProperties(mem memory.Allocator) pqarrow.ArrowWriterProperties {
+func ArrowWriterProperties(mem memory.Allocator) pqarrow.ArrowWriterProperties {
 	return pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem))
 }
 
@@ -98,11 +101,11 @@ func arrowWriterProperties(mem memory.Allocator) pqarrow.ArrowWriterProperties {
 // its footer, read back from the bytes.
 func writeParquet(mem memory.Allocator, rec arrow.RecordBatch) ([]byte, *metadata.FileMetaData, error) {
 	var buf bytes.Buffer
-	props, err := writerProperties(mem, rec.Schema())
+	props, err := WriterProperties(mem, rec.Schema())
 	if err != nil {
 		return nil, nil, fmt.Errorf("datafile: parquet writer: %w", err)
 	}
-	w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, props, arrowWriterProperties(mem))
+	w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, props, ArrowWriterProperties(mem))
 	if err != nil {
 		return nil, nil, fmt.Errorf("datafile: parquet writer: %w", err)
 	}

@@ -10,13 +10,10 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/indexer"
-	"github.com/minkhq/mink/internal/pgtest"
-	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/tables"
 	"github.com/minkhq/mink/writer"
 )
@@ -29,25 +26,10 @@ import (
 // current snapshot from it.
 func TestSnapshotExpiryAndCollection(t *testing.T) {
 	ctx := context.Background()
-	pool, _ := pgtest.Pool(t)
-	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "c"))
-	require.NoError(t, err)
-	defer kf.Close()
-	kc, err := kafka.New(kafka.Config{Brokers: kf.ListenAddrs()})
-	require.NoError(t, err)
-	defer kc.Close()
-	tbl, err := tables.Create(ctx, pool, "mink", tables.Definition{Namespace: "t", Name: "c", Topic: "c", ValueFormat: "raw",
-		Properties: map[string]string{"history.expire.max-snapshot-age-ms": "200", "commit.manifest.min-count-to-merge": "3"}},
-		[]tables.PartitionStart{{Partition: 0}})
-	require.NoError(t, err)
-	take := func(scope, holder string) cluster.Lease {
-		var l cluster.Lease
-		require.NoError(t, pool.QueryRow(ctx, `
-			UPDATE leases SET holder = $2, epoch = epoch + 1, expires_at = now() + interval '1 minute'
-			WHERE scope = $1 RETURNING scope, table_id, kind, coalesce(partition, 0), holder, epoch`, scope, holder).
-			Scan(&l.Scope, &l.TableID, &l.Kind, &l.Partition, &l.Holder, &l.Epoch))
-		return l
-	}
+	f := newFixture(t, 1, tables.Definition{Namespace: "t", Name: "c", Topic: "c", ValueFormat: "raw",
+		Properties: map[string]string{"history.expire.max-snapshot-age-ms": "200", "commit.manifest.min-count-to-merge": "3"}})
+	pool, kf, kc, tbl := f.pool, f.kf, f.kc, f.tbl
+	take := func(scope, holder string) cluster.Lease { return f.take(t, scope, holder) }
 	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.DefaultProduceTopic("c"))
 	require.NoError(t, err)
 	defer cl.Close()

@@ -10,13 +10,10 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/indexer"
-	"github.com/minkhq/mink/internal/pgtest"
-	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/pgstore"
 	"github.com/minkhq/mink/tables"
 	"github.com/minkhq/mink/writer"
@@ -27,37 +24,16 @@ import (
 // fenced by its epoch: a writer whose lease was taken over rewrites nothing.
 func TestExpiryRewritesStraddlingFileAndIsFenced(t *testing.T) {
 	ctx := context.Background()
-	pool, _ := pgtest.Pool(t)
-	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "x"))
-	require.NoError(t, err)
-	defer kf.Close()
-	kc, err := kafka.New(kafka.Config{Brokers: kf.ListenAddrs()})
-	require.NoError(t, err)
-	defer kc.Close()
-	tbl, err := tables.Create(ctx, pool, "mink", tables.Definition{Namespace: "t", Name: "x", Topic: "x", ValueFormat: "raw"},
-		[]tables.PartitionStart{{Partition: 0}})
-	require.NoError(t, err)
-	take := func(scope, holder string) cluster.Lease {
-		var l cluster.Lease
-		require.NoError(t, pool.QueryRow(ctx, `
-			UPDATE leases SET holder = $2, epoch = epoch + 1, expires_at = now() + interval '1 minute'
-			WHERE scope = $1 RETURNING scope, table_id, kind, coalesce(partition, 0), holder, epoch`, scope, holder).
-			Scan(&l.Scope, &l.TableID, &l.Kind, &l.Partition, &l.Holder, &l.Epoch))
-		return l
-	}
+	f := newFixture(t, 1, tables.Definition{Namespace: "t", Name: "x", Topic: "x", ValueFormat: "raw"})
+	pool, kf, kc, tbl := f.pool, f.kf, f.kc, f.tbl
+	take := func(scope, holder string) cluster.Lease { return f.take(t, scope, holder) }
 	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.DefaultProduceTopic("x"))
 	require.NoError(t, err)
 	defer cl.Close()
 	for i := 0; i < 10; i++ { // one batch per record: DeleteRecords cuts anywhere
 		require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: []byte{byte(i)}}).FirstErr())
 	}
-	wait := func(what string, cond func() bool) {
-		deadline := time.Now().Add(20 * time.Second)
-		for !cond() {
-			require.False(t, time.Now().After(deadline), "timed out waiting for %s", what)
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	wait := func(what string, cond func() bool) { waitFor(t, what, cond) }
 	liveRecords := func() (n int64) {
 		require.NoError(t, pool.QueryRow(ctx, `SELECT coalesce(sum(record_count), 0) FROM data_files
 			WHERE table_id = $1 AND committed_snapshot_id IS NOT NULL AND removed_snapshot_id IS NULL`, tbl.ID).Scan(&n))
