@@ -131,7 +131,9 @@ func runServing(ctx context.Context, h *H) error {
 		PostgresURL: pg, KafkaBrokers: kc.ListenAddrs(), Listen: "127.0.0.1:0", NodeID: "serving-1",
 		Warehouse: "mink", LeaseTTL: 10 * time.Second, CacheDir: filepath.Join(dir, "cache"), CacheSize: 1 << 30,
 		// One range of exactly the produced values: cut by size, never by time.
-		RangeSize: svColdValues, FlushInterval: time.Hour, CommitInterval: 500 * time.Millisecond,
+		// The memory budget must hold a whole range (values plus per-record
+		// overhead), or the indexer cuts it early.
+		RangeSize: svColdValues, IndexMemory: 2 * svColdValues, FlushInterval: time.Hour, CommitInterval: 500 * time.Millisecond,
 		Logger: frQuietLogger(),
 	}}
 	defer env.stop()
@@ -150,7 +152,7 @@ func runServing(ctx context.Context, h *H) error {
 		return err
 	}
 	coldRecords := svColdValues / svValueSize
-	env.cfg.RangeSize = int64(valueBytes)
+	env.cfg.RangeSize, env.cfg.IndexMemory = int64(valueBytes), 2*int64(valueBytes)
 	if err := env.restart(ctx); err != nil {
 		return err
 	}
