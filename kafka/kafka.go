@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"golang.org/x/sync/errgroup"
 )
 
 // ErrUnknownTopic is returned when the topic does not exist.
@@ -100,25 +101,24 @@ type Offsets struct {
 func (c *Client) ListOffsets(ctx context.Context, topic string) (map[int32]Offsets, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	starts, err := c.adm.ListStartOffsets(ctx, topic)
-	if err == nil {
-		err = starts.Error()
+	// Three ListOffsets requests (earliest, latest, latest read_committed),
+	// sent at once: a table load waits for all three.
+	var starts, ends, stables kadm.ListedOffsets
+	g, gctx := errgroup.WithContext(ctx)
+	for _, q := range []struct {
+		into *kadm.ListedOffsets
+		list func(context.Context, ...string) (kadm.ListedOffsets, error)
+	}{{&starts, c.adm.ListStartOffsets}, {&ends, c.adm.ListEndOffsets}, {&stables, c.adm.ListCommittedOffsets}} {
+		g.Go(func() error {
+			offs, err := q.list(gctx, topic)
+			if err == nil {
+				err = offs.Error()
+			}
+			*q.into = offs
+			return err
+		})
 	}
-	if err != nil {
-		return nil, unavailable(err)
-	}
-	ends, err := c.adm.ListEndOffsets(ctx, topic)
-	if err == nil {
-		err = ends.Error()
-	}
-	if err != nil {
-		return nil, unavailable(err)
-	}
-	stables, err := c.adm.ListCommittedOffsets(ctx, topic)
-	if err == nil {
-		err = stables.Error()
-	}
-	if err != nil {
+	if err := g.Wait(); err != nil {
 		return nil, unavailable(err)
 	}
 	out := make(map[int32]Offsets)

@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
@@ -356,14 +358,40 @@ func scan(row pgx.Row) (*Table, error) {
 		return nil, err
 	}
 	t.ValueFormat, t.KeyFormat = codec.Format(vf), codec.Format(kf)
-	t.Schema = new(iceberg.Schema)
-	if err := json.Unmarshal(schemaJSON, t.Schema); err != nil {
+	if t.Schema, err = parseSchema(schemaJSON); err != nil {
 		return nil, fmt.Errorf("table %d: stored schema: %w", t.ID, err)
 	}
 	if err := json.Unmarshal(propsJSON, &t.Properties); err != nil {
 		return nil, fmt.Errorf("table %d: stored properties: %w", t.ID, err)
 	}
 	return &t, nil
+}
+
+// schemas caches parsed schemas by their stored JSON: every table load
+// reads its table row, and parsing the schema cost more than the query.
+// Schemas are immutable once stored and few (tables × schema versions).
+var (
+	schemas     sync.Map // string → *iceberg.Schema
+	schemaCount atomic.Int64
+)
+
+const maxCachedSchemas = 4096
+
+// parseSchema returns the schema stored as b, shared and read-only.
+func parseSchema(b []byte) (*iceberg.Schema, error) {
+	if sc, ok := schemas.Load(string(b)); ok {
+		return sc.(*iceberg.Schema), nil
+	}
+	sc := new(iceberg.Schema)
+	if err := json.Unmarshal(b, sc); err != nil {
+		return nil, err
+	}
+	if schemaCount.Load() < maxCachedSchemas {
+		if _, loaded := schemas.LoadOrStore(string(b), sc); !loaded {
+			schemaCount.Add(1)
+		}
+	}
+	return sc, nil
 }
 
 // Get returns the table with id, or ErrNotFound.
