@@ -56,7 +56,7 @@ func flightsJSON(path string, limit int) ([][]byte, error) {
 	}
 	out := make([][]byte, 0, n)
 	for rr.Next() && len(out) < n {
-		rec := rr.Record()
+		rec := rr.RecordBatch()
 		date := rec.Column(0).(*array.Timestamp)
 		delay := rec.Column(1).(*array.Int64)
 		dist := rec.Column(2).(*array.Int64)

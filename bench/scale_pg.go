@@ -76,15 +76,6 @@ type stmtCount struct {
 // stmtCounts is a snapshot of a tracer, by statement kind.
 type stmtCounts map[string]stmtCount
 
-func (c stmtCounts) sub(o stmtCounts) stmtCounts {
-	out := stmtCounts{}
-	for k, v := range c {
-		w := o[k]
-		out[k] = stmtCount{n: v.n - w.n, read: v.read - w.read, written: v.written - w.written, time: v.time - w.time}
-	}
-	return out
-}
-
 func (c stmtCounts) add(o stmtCounts) stmtCounts {
 	out := maps.Clone(c)
 	if out == nil {
