@@ -164,31 +164,18 @@ func Append(ctx context.Context, in AppendInput) (*CommitResult, error) {
 	files = append(files, OutputFile{Location: manifestListLocation, Content: listBuf.Bytes()})
 
 	summary := appendSummary(len(in.Added), addedRecords, addedSize, len(partitions), previousSummary)
-	schemaID := schema.ID
-	snap := table.Snapshot{
+	res, err := commitSnapshot(base, in.MetadataLocation, version, commitUUID, table.Snapshot{
 		SnapshotID:       snapshotID,
 		ParentSnapshotID: parentID,
 		SequenceNumber:   seq,
 		TimestampMs:      timestampMs,
 		ManifestList:     manifestListLocation,
 		Summary:          &summary,
-		SchemaID:         &schemaID,
-	}
-	metadataJSON, expired, err := commitSnapshot(base, in.MetadataLocation, &snap)
+	}, manifests, files)
 	if err != nil {
 		return nil, fmt.Errorf("icebergmeta: append: %w", err)
 	}
-
-	return &CommitResult{
-		MetadataLocation: metadataFileLocation(location, version+1, commitUUID),
-		Metadata:         metadataJSON,
-		SnapshotID:       snapshotID,
-		SequenceNumber:   seq,
-		ManifestList:     manifestListLocation,
-		Manifests:        locations(manifests),
-		Expired:          expired,
-		Files:            files,
-	}, nil
+	return res, nil
 }
 
 // dataFile is the manifest's data_file struct for f: Parquet, partition
@@ -264,43 +251,53 @@ func metadataVersion(location string) (int, error) {
 	return v, nil
 }
 
-// commitSnapshot adds snap to base as the head of branch main, expires the
-// snapshots that are past their age (expiredSnapshots, measured at the
-// snapshot's timestamp), and returns the next metadata JSON (Iceberg spec:
-// snapshots, refs, snapshot-log, metadata-log) and the expired ids.
-func commitSnapshot(base table.Metadata, baseLocation string, snap *table.Snapshot) ([]byte, []int64, error) {
+// commitSnapshot adds snap (of the current schema) to base, whose file is
+// baseLocation of metadata version `version`, as the head of branch main,
+// expires the snapshots past their age (expiredSnapshots, measured at the
+// snapshot's timestamp), and returns the commit: the next metadata JSON
+// (Iceberg spec: snapshots, refs, snapshot-log, metadata-log), named by
+// commitUUID, with the snapshot's manifests and the files to store.
+func commitSnapshot(base table.Metadata, baseLocation string, version int, commitUUID uuid.UUID, snap table.Snapshot,
+	manifests []iceberg.ManifestFile, files []OutputFile) (*CommitResult, error) {
+	schemaID := base.CurrentSchema().ID
+	snap.SchemaID = &schemaID
 	b, err := table.MetadataBuilderFromBase(base, baseLocation)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if err := b.AddSnapshot(snap); err != nil {
-		return nil, nil, fmt.Errorf("add snapshot: %w", err)
+	if err := b.AddSnapshot(&snap); err != nil {
+		return nil, fmt.Errorf("add snapshot: %w", err)
 	}
 	if err := b.SetSnapshotRef(table.MainBranch, snap.SnapshotID, table.BranchRef); err != nil {
-		return nil, nil, fmt.Errorf("set branch main: %w", err)
+		return nil, fmt.Errorf("set branch main: %w", err)
 	}
-	expired := expiredSnapshots(base, snap, time.UnixMilli(snap.TimestampMs))
+	expired := expiredSnapshots(base, &snap, time.UnixMilli(snap.TimestampMs))
 	if len(expired) > 0 {
 		if err := b.RemoveSnapshots(expired, false); err != nil {
-			return nil, nil, fmt.Errorf("expire snapshots: %w", err)
+			return nil, fmt.Errorf("expire snapshots: %w", err)
 		}
 	}
 	md, err := b.Build()
 	if err != nil {
-		return nil, nil, fmt.Errorf("build metadata: %w", err)
+		return nil, fmt.Errorf("build metadata: %w", err)
 	}
 	metadataJSON, err := json.Marshal(md)
 	if err != nil {
-		return nil, nil, fmt.Errorf("encode metadata: %w", err)
+		return nil, fmt.Errorf("encode metadata: %w", err)
 	}
-	return metadataJSON, expired, nil
+	ms := make([]string, len(manifests))
+	for i, m := range manifests {
+		ms[i] = m.FilePath()
+	}
+	return &CommitResult{
+		MetadataLocation: metadataFileLocation(strings.TrimRight(base.Location(), "/"), version+1, commitUUID),
+		Metadata:         metadataJSON,
+		SnapshotID:       snap.SnapshotID,
+		SequenceNumber:   snap.SequenceNumber,
+		ManifestList:     snap.ManifestList,
+		Manifests:        ms,
+		Expired:          expired,
+		Files:            files,
+	}, nil
 }
 
-// locations returns the manifests' locations, in list order.
-func locations(ms []iceberg.ManifestFile) []string {
-	out := make([]string, len(ms))
-	for i, m := range ms {
-		out[i] = m.FilePath()
-	}
-	return out
-}

@@ -254,29 +254,16 @@ func Rewrite(ctx context.Context, in RewriteInput) (*CommitResult, error) {
 	total(summaryTotalEqualityDeletes, 0)
 	summary := table.Summary{Operation: op, Properties: props}
 
-	schemaID := schema.ID
-	snap := table.Snapshot{
+	res, err := commitSnapshot(base, in.MetadataLocation, version, commitUUID, table.Snapshot{
 		SnapshotID:       snapshotID,
 		ParentSnapshotID: &parentID,
 		SequenceNumber:   seq,
 		TimestampMs:      timestampMs,
 		ManifestList:     manifestListLocation,
 		Summary:          &summary,
-		SchemaID:         &schemaID,
-	}
-	metadataJSON, expired, err := commitSnapshot(base, in.MetadataLocation, &snap)
+	}, manifests, files)
 	if err != nil {
 		return nil, fmt.Errorf("icebergmeta: rewrite: %w", err)
 	}
-
-	return &CommitResult{
-		MetadataLocation: metadataFileLocation(location, version+1, commitUUID),
-		Metadata:         metadataJSON,
-		SnapshotID:       snapshotID,
-		SequenceNumber:   seq,
-		ManifestList:     manifestListLocation,
-		Manifests:        locations(manifests),
-		Expired:          expired,
-		Files:            files,
-	}, nil
+	return res, nil
 }
