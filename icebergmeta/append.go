@@ -300,4 +300,3 @@ func commitSnapshot(base table.Metadata, baseLocation string, version int, commi
 		Files:            files,
 	}, nil
 }
-
