@@ -265,9 +265,11 @@ func (l *Loader) transient(ctx context.Context, t, src *tables.Table, st *state,
 		return catalog.Table{}, err
 	}
 	defer tx.Rollback(ctx)
+	var reused []string
 	for _, b := range files {
 		if b.file == nil {
-			continue // reused: extend keeps it
+			reused = append(reused, b.key)
+			continue
 		}
 		if _, err := tx.Exec(ctx, `
 			INSERT INTO tail_files (path, table_id, partition, start_offset, end_offset, encoder_version,
@@ -295,10 +297,15 @@ func (l *Loader) transient(ctx context.Context, t, src *tables.Table, st *state,
 		t.ID, st.location, key, res.SnapshotID, res.MetadataLocation, lifetime); err != nil {
 		return catalog.Table{}, err
 	}
-	if err := tx.Commit(ctx); err != nil {
-		return catalog.Table{}, err
+	if len(reused) > 0 {
+		// Reused tail files live as long as this snapshot too.
+		if _, err := tx.Exec(ctx, `
+			UPDATE tail_files SET expires_at = greatest(expires_at, now() + $2 * interval '1 microsecond') WHERE path = ANY($1)`,
+			reused, lifetime); err != nil {
+			return catalog.Table{}, err
+		}
 	}
-	if err := l.extend(ctx, t, res.MetadataLocation, tail); err != nil {
+	if err := tx.Commit(ctx); err != nil {
 		return catalog.Table{}, err
 	}
 	for _, b := range files {
