@@ -94,7 +94,7 @@ type frSample struct {
 func runFreshness(ctx context.Context, h *H) error {
 	path, ok := h.Data(FlightsFile)
 	if !ok {
-		return h.Skip(FlightsFile + " absent from ../shared/data")
+		return h.SkipNoData(FlightsFile)
 	}
 	samples := frSamples
 	if h.Quick {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 
@@ -121,6 +122,16 @@ var errSkip = fmt.Errorf("skipped")
 // Data returns the path of a file of ../shared/data (devenv.FindData), or
 // ok=false when it is absent.
 func (h *H) Data(name string) (string, bool) { return devenv.FindData(name) }
+
+// SkipNoData marks the scenario skipped for want of the shared data file
+// name, saying where it was looked for, and returns errSkip.
+func (h *H) SkipNoData(name string) error {
+	skipped.Add(1)
+	return h.Skip(name + " not found: looked in shared/data next to the clone and its parents; set MINK_DATA_DIR=/path/to/data")
+}
+
+// skipped counts scenarios skipped for want of data (main says so at the end).
+var skipped atomic.Int64
 
 // Postgres returns the URL of a fresh, empty schema on the run's
 // PostgreSQL server (search_path set), for nodes to migrate and share.

@@ -121,7 +121,7 @@ func (w idxWindow) perCore(n float64) float64 { return n / w.cpu.Seconds() }
 func runIndexing(ctx context.Context, h *H) error {
 	path, ok := h.Data(FlightsFile)
 	if !ok {
-		return h.Skip(FlightsFile + " is not in shared/data")
+		return h.SkipNoData(FlightsFile)
 	}
 	limit := 0
 	if h.Quick {

@@ -95,6 +95,9 @@ func main() {
 	} else {
 		log.Printf("wrote %s", *out)
 	}
+	if n := skipped.Load(); n > 0 {
+		log.Printf("%d scenario(s) SKIPPED: shared data not found (set MINK_DATA_DIR)", n)
+	}
 	if failed {
 		runCleanups()
 		os.Exit(1)

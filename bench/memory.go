@@ -122,7 +122,7 @@ type memResult struct {
 func runMemory(ctx context.Context, h *H) error {
 	path, ok := h.Data(FlightsFile)
 	if !ok {
-		return h.Skip(FlightsFile + " not found (../shared/data or MINK_DATA_DIR)")
+		return h.SkipNoData(FlightsFile)
 	}
 	limit := 0
 	if h.Quick {

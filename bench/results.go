@@ -46,7 +46,7 @@ func render(rs []result, runs int, quick bool) string {
 			fmt.Fprintf(&b, "**Failed**: `%s`\n\n", oneLine(r.err.Error()))
 		}
 		if len(r.h.figures) > 0 {
-			b.WriteString("| figure | median | unit | runs | reference | ratio | target | met |\n")
+			b.WriteString("| figure | median | unit | samples (one per run) | reference | ratio | target | met |\n")
 			b.WriteString("|---|---:|---|---|---|---:|---|---|\n")
 			for _, f := range r.h.figures {
 				med := median(f.samples)
@@ -58,7 +58,7 @@ func render(rs []result, runs int, quick bool) string {
 							ref = g.Name
 							if m := median(g.samples); m != 0 {
 								rv = med / m
-								ratio = fmt.Sprintf("%.2f×", rv)
+								ratio = strconv.FormatFloat(rv, 'g', 3, 64) + "×"
 							}
 						}
 					}

@@ -189,6 +189,19 @@ func validate(def *Definition) error {
 			return fmt.Errorf("%w: format %q: must be raw, string or json", ErrInvalid, f)
 		}
 	}
+	for k, v := range def.Properties {
+		switch k {
+		case icebergmeta.PropMaxSnapshotAge, icebergmeta.PropMinSnapshotsToKeep,
+			icebergmeta.PropManifestMinCountToMerge, icebergmeta.PropManifestTargetSize:
+			if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
+				return fmt.Errorf("%w: property %s must be a non-negative integer, not %q", ErrInvalid, k, v)
+			}
+		case icebergmeta.PropManifestMergeEnabled:
+			if v != "true" && v != "false" {
+				return fmt.Errorf("%w: property %s must be true or false, not %q", ErrInvalid, k, v)
+			}
+		}
+	}
 	return nil
 }
 

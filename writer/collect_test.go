@@ -19,7 +19,7 @@ import (
 )
 
 // TestSnapshotExpiryAndCollection: with a 200 ms max snapshot age, commits
-// expire old snapshots; collection then deletes their rows, the manifest
+// expire old snapshots, also those of an earlier writer epoch; collection then deletes their rows, the manifest
 // lists and manifests only they listed, and the rows of data files removed
 // (below the log start) before every remaining snapshot. What remains is
 // exactly what the remaining snapshots list, and iceberg-go plans the
@@ -46,7 +46,8 @@ func TestSnapshotExpiryAndCollection(t *testing.T) {
 	w := writer.New(pool, kc, writer.Config{CommitInterval: 40 * time.Millisecond,
 		PartitionCheckInterval: 100 * time.Millisecond, CollectAfter: 300 * time.Millisecond})
 	wDone := make(chan error, 1)
-	go func() { wDone <- w.Run(runCtx, take(tables.WriterScope(tbl.ID), "n")) }()
+	firstCtx, stopFirst := context.WithCancel(runCtx)
+	go func() { wDone <- w.Run(firstCtx, take(tables.WriterScope(tbl.ID), "n")) }()
 
 	produced := 0
 	produceFor := func(d time.Duration) {
@@ -56,6 +57,12 @@ func TestSnapshotExpiryAndCollection(t *testing.T) {
 		}
 	}
 	produceFor(time.Second)
+	// The writer lease changes hands: the new holder expires (and later
+	// collects) snapshots written under the old epoch.
+	stopFirst()
+	require.NoError(t, <-wDone)
+	go func() { wDone <- w.Run(runCtx, take(tables.WriterScope(tbl.ID), "m")) }()
+	produceFor(300 * time.Millisecond)
 	require.NoError(t, kf.DeleteRecords("c", 0, 5))
 	deadline := time.Now().Add(30 * time.Second)
 	for count(`SELECT count(*) FROM data_files WHERE table_id = $1 AND removed_snapshot_id IS NOT NULL`, tbl.ID) == 0 {

@@ -392,7 +392,7 @@ func storeSnapshot(ctx context.Context, tx pgx.Tx, l cluster.Lease, t *tables.Ta
 		if _, err := tx.Exec(ctx, `
 			UPDATE snapshots SET expired_at = now() WHERE table_id = $1 AND snapshot_id = ANY($2) AND expired_at IS NULL`,
 			t.ID, res.Expired); err != nil {
-			return err
+			return pgstore.Fenced(err)
 		}
 	}
 	files := append(slices.Clip(res.Files), icebergmeta.OutputFile{Location: res.MetadataLocation, Content: res.Metadata})

@@ -25,6 +25,7 @@ Usage:
   mink serve  --postgres URL --kafka HOST:PORT[,…] [--listen :8181] [--advertise URL] [--node-id ID]
               [--roles indexer,server] [--lease-ttl 30s] [--max-partitions 0]
               [--cache-dir DIR] [--cache-size 10GiB] [--warehouse mink]
+              [--index-memory 128MiB] [--memory-limit 1GiB] [--pprof]
   mink dev    [--nodes N] [--kafka HOST:PORT] [--data FILE]
   mink table create NS.NAME --topic T --value-format json [--schema FILE] [--start earliest]
   mink table list | mink table get NS.NAME | mink table delete NS.NAME
@@ -101,7 +102,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.DurationVar(&cfg.FlushInterval, "flush-interval", 2*time.Second, "cut an indexed range this long after its first record (design §4.3)")
 	fs.Var(&rangeSize, "range-size", "cut an indexed range at this many record bytes, e.g. 16MiB (design §4.3)")
 	fs.DurationVar(&cfg.CommitInterval, "commit-interval", 2*time.Second, "writer commit period (design §4.6)")
-	fs.Var(&indexMemory, "index-memory", "records all indexers of this node hold before cutting ranges early, e.g. 128MiB")
+	fs.Var(&indexMemory, "index-memory", "records all indexers of this node hold before cutting ranges early, e.g. 128MiB (0 = the default, 128MiB)")
 	fs.Var(&memoryLimit, "memory-limit", "Go soft memory limit of the process, e.g. 1GiB; 0 = none (GOMEMLIMIT, when set, wins)")
 	pprof := fs.Bool("pprof", false, "serve Go's profiles at /debug/pprof/ on the listen address")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
