@@ -85,7 +85,7 @@ func runCopying(ctx context.Context, cfg copyingConfig) (copyingResult, error) {
 	}
 	rctx, cancel := context.WithTimeout(ctx, idxTimeout)
 	defer cancel()
-	stop, err := idxProfile(cfg.Profile)
+	stop, err := startCPUProfile(cfg.Profile)
 	if err != nil {
 		return res, err
 	}

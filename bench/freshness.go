@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -191,7 +190,7 @@ func runFreshness(ctx context.Context, h *H) error {
 				return err
 			}
 			profPath = filepath.Join(dir, "freshness.pprof")
-			if stop, err = frStartProfile(profPath); err != nil {
+			if stop, err = startCPUProfile(profPath); err != nil {
 				h.Logf("cpu profile: %v", err)
 				stop, profPath = func() {}, ""
 			}
@@ -385,26 +384,6 @@ func frMS(d time.Duration) float64 { return float64(d) / float64(time.Millisecon
 // drown the harness's progress lines.
 func frQuietLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
-
-// frStartProfile starts a CPU profile of the whole process into path; stop
-// ends it (once).
-func frStartProfile(path string) (stop func(), err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			pprof.StopCPUProfile()
-			f.Close()
-		})
-	}, nil
 }
 
 // frBucket names a part of a CPU profile: the first function matching re

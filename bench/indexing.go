@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -479,7 +478,7 @@ func idxMink(ctx context.Context, env *idxEnv, def tables.Definition, prof strin
 	rctx, cancel := context.WithTimeout(ctx, idxTimeout)
 	defer cancel()
 	done := make(chan error, len(leases))
-	stop, err := idxProfile(prof)
+	stop, err := startCPUProfile(prof)
 	if err != nil {
 		return idxWindow{}, idxMeta{}, err
 	}
@@ -565,26 +564,6 @@ func idxWaitIndexed(ctx context.Context, env *idxEnv, id int64, done <-chan erro
 			return nil
 		}
 	}
-}
-
-// idxProfile starts a CPU profile into path (none when path is empty) and
-// returns the function that stops it.
-func idxProfile(path string) (func(), error) {
-	if path == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-	}, nil
 }
 
 func idxMedianDur(ds []time.Duration) time.Duration {

@@ -200,7 +200,7 @@ func runServing(ctx context.Context, h *H) error {
 		stop := func() {}
 		if run == h.Runs-1 {
 			profPath = filepath.Join(dir, "serving-cached.pprof")
-			if stop, err = frStartProfile(profPath); err != nil {
+			if stop, err = startCPUProfile(profPath); err != nil {
 				h.Logf("cpu profile: %v", err)
 				stop, profPath = func() {}, ""
 			}
