@@ -54,38 +54,13 @@ func Append(ctx context.Context, in AppendInput) (*CommitResult, error) {
 	if len(in.Added) == 0 {
 		return nil, ErrNoFiles
 	}
-	if in.SnapshotID <= 0 {
-		return nil, fmt.Errorf("icebergmeta: append: snapshot id %d is not positive", in.SnapshotID)
-	}
-	if in.Now.IsZero() {
-		return nil, fmt.Errorf("icebergmeta: append: zero Now")
-	}
-	version, err := metadataVersion(in.MetadataLocation)
+	c, err := openCommit("append", in.MetadataLocation, in.Metadata, in.SnapshotID, in.Now, in.CommitUUID)
 	if err != nil {
 		return nil, err
 	}
-	base, err := table.ParseMetadataBytes(in.Metadata)
-	if err != nil {
-		return nil, fmt.Errorf("icebergmeta: append: parse metadata %s: %w", in.MetadataLocation, err)
-	}
-	if base.Version() != FormatVersion {
-		return nil, fmt.Errorf("icebergmeta: append: %s has format version %d, want %d",
-			in.MetadataLocation, base.Version(), FormatVersion)
-	}
-	if base.SnapshotByID(in.SnapshotID) != nil {
-		return nil, fmt.Errorf("icebergmeta: append: snapshot id %d already in the table", in.SnapshotID)
-	}
+	base, commitUUID, location, seq := c.base, c.uuid, c.location, c.seq
 	schema := base.CurrentSchema()
 	spec := base.PartitionSpec()
-	commitUUID := in.CommitUUID
-	if commitUUID == uuid.Nil {
-		commitUUID = uuid.New()
-	}
-	location := strings.TrimRight(base.Location(), "/")
-	seq := base.LastSequenceNumber() + 1
-	// Timestamps must not go back (iceberg-go rejects more than a minute
-	// back); a writer on a node with a slow clock keeps the last one.
-	timestampMs := max(in.Now.UnixMilli(), base.LastUpdatedMillis())
 
 	// The manifest of the added files. Entries leave their sequence numbers
 	// unset: readers inherit the manifest's, which the manifest list writer
@@ -164,11 +139,9 @@ func Append(ctx context.Context, in AppendInput) (*CommitResult, error) {
 	files = append(files, OutputFile{Location: manifestListLocation, Content: listBuf.Bytes()})
 
 	summary := appendSummary(len(in.Added), addedRecords, addedSize, len(partitions), previousSummary)
-	res, err := commitSnapshot(base, in.MetadataLocation, version, commitUUID, table.Snapshot{
+	res, err := c.finish(table.Snapshot{
 		SnapshotID:       snapshotID,
 		ParentSnapshotID: parentID,
-		SequenceNumber:   seq,
-		TimestampMs:      timestampMs,
 		ManifestList:     manifestListLocation,
 		Summary:          &summary,
 	}, manifests, files)
@@ -251,17 +224,66 @@ func metadataVersion(location string) (int, error) {
 	return v, nil
 }
 
-// commitSnapshot adds snap (of the current schema) to base, whose file is
-// baseLocation of metadata version `version`, as the head of branch main,
-// expires the snapshots past their age (expiredSnapshots, measured at the
-// snapshot's timestamp), and returns the commit: the next metadata JSON
-// (Iceberg spec: snapshots, refs, snapshot-log, metadata-log), named by
-// commitUUID, with the snapshot's manifests and the files to store.
-func commitSnapshot(base table.Metadata, baseLocation string, version int, commitUUID uuid.UUID, snap table.Snapshot,
-	manifests []iceberg.ManifestFile, files []OutputFile) (*CommitResult, error) {
+// commit is what a commit (Append, Rewrite) derives from the current
+// metadata before it writes anything.
+type commit struct {
+	base         table.Metadata
+	baseLocation string
+	version      int       // NNNNN of the current metadata file
+	uuid         uuid.UUID // names the commit's files
+	location     string    // the table's location, no trailing slash
+	seq          int64     // the new snapshot's sequence number
+	timestampMs  int64     // the new snapshot's timestamp
+}
+
+// openCommit checks a commit's input and parses the current metadata.
+// Errors name op ("append", "rewrite"): a snapshot id that is not positive
+// or already in the table, a zero now, a location without a version, or
+// metadata that does not parse or is not format version 2.
+func openCommit(op, metadataLocation string, metadata []byte, snapshotID int64, now time.Time, id uuid.UUID) (*commit, error) {
+	if snapshotID <= 0 {
+		return nil, fmt.Errorf("icebergmeta: %s: snapshot id %d is not positive", op, snapshotID)
+	}
+	if now.IsZero() {
+		return nil, fmt.Errorf("icebergmeta: %s: zero Now", op)
+	}
+	version, err := metadataVersion(metadataLocation)
+	if err != nil {
+		return nil, err
+	}
+	base, err := table.ParseMetadataBytes(metadata)
+	if err != nil {
+		return nil, fmt.Errorf("icebergmeta: %s: parse metadata %s: %w", op, metadataLocation, err)
+	}
+	if base.Version() != FormatVersion {
+		return nil, fmt.Errorf("icebergmeta: %s: %s has format version %d, want %d",
+			op, metadataLocation, base.Version(), FormatVersion)
+	}
+	if base.SnapshotByID(snapshotID) != nil {
+		return nil, fmt.Errorf("icebergmeta: %s: snapshot id %d already in the table", op, snapshotID)
+	}
+	if id == uuid.Nil {
+		id = uuid.New()
+	}
+	return &commit{base: base, baseLocation: metadataLocation, version: version, uuid: id,
+		location: strings.TrimRight(base.Location(), "/"), seq: base.LastSequenceNumber() + 1,
+		// Timestamps must not go back (iceberg-go rejects more than a
+		// minute back); a writer on a node with a slow clock keeps the last.
+		timestampMs: max(now.UnixMilli(), base.LastUpdatedMillis())}, nil
+}
+
+// finish adds snap (with the commit's sequence number, timestamp and the
+// current schema) to the base as the head of branch main, expires the
+// snapshots past their age (expiredSnapshots, measured at the snapshot's
+// timestamp), and returns the commit: the next metadata JSON (Iceberg spec:
+// snapshots, refs, snapshot-log, metadata-log), named by the commit's
+// UUID, with the snapshot's manifests and the files to store.
+func (c *commit) finish(snap table.Snapshot, manifests []iceberg.ManifestFile, files []OutputFile) (*CommitResult, error) {
+	base := c.base
 	schemaID := base.CurrentSchema().ID
 	snap.SchemaID = &schemaID
-	b, err := table.MetadataBuilderFromBase(base, baseLocation)
+	snap.SequenceNumber, snap.TimestampMs = c.seq, c.timestampMs
+	b, err := table.MetadataBuilderFromBase(base, c.baseLocation)
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +312,7 @@ func commitSnapshot(base table.Metadata, baseLocation string, version int, commi
 		ms[i] = m.FilePath()
 	}
 	return &CommitResult{
-		MetadataLocation: metadataFileLocation(strings.TrimRight(base.Location(), "/"), version+1, commitUUID),
+		MetadataLocation: metadataFileLocation(c.location, c.version+1, c.uuid),
 		Metadata:         metadataJSON,
 		SnapshotID:       snap.SnapshotID,
 		SequenceNumber:   snap.SequenceNumber,

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -65,30 +64,14 @@ func Rewrite(ctx context.Context, in RewriteInput) (*CommitResult, error) {
 	if len(in.Removed) == 0 {
 		return nil, fmt.Errorf("icebergmeta: rewrite: no file removed")
 	}
-	if in.SnapshotID <= 0 {
-		return nil, fmt.Errorf("icebergmeta: rewrite: snapshot id %d is not positive", in.SnapshotID)
-	}
-	if in.Now.IsZero() {
-		return nil, fmt.Errorf("icebergmeta: rewrite: zero Now")
-	}
 	if in.Read == nil {
 		return nil, fmt.Errorf("icebergmeta: rewrite: nil Read")
 	}
-	version, err := metadataVersion(in.MetadataLocation)
+	c, err := openCommit("rewrite", in.MetadataLocation, in.Metadata, in.SnapshotID, in.Now, in.CommitUUID)
 	if err != nil {
 		return nil, err
 	}
-	base, err := table.ParseMetadataBytes(in.Metadata)
-	if err != nil {
-		return nil, fmt.Errorf("icebergmeta: rewrite: parse metadata %s: %w", in.MetadataLocation, err)
-	}
-	if base.Version() != FormatVersion {
-		return nil, fmt.Errorf("icebergmeta: rewrite: %s has format version %d, want %d",
-			in.MetadataLocation, base.Version(), FormatVersion)
-	}
-	if base.SnapshotByID(in.SnapshotID) != nil {
-		return nil, fmt.Errorf("icebergmeta: rewrite: snapshot id %d already in the table", in.SnapshotID)
-	}
+	base, commitUUID, location, seq := c.base, c.uuid, c.location, c.seq
 	parent := base.CurrentSnapshot()
 	if parent == nil || parent.ManifestList == "" {
 		return nil, fmt.Errorf("icebergmeta: rewrite: the table has no current snapshot")
@@ -103,13 +86,6 @@ func Rewrite(ctx context.Context, in RewriteInput) (*CommitResult, error) {
 
 	schema := base.CurrentSchema()
 	spec := base.PartitionSpec()
-	commitUUID := in.CommitUUID
-	if commitUUID == uuid.Nil {
-		commitUUID = uuid.New()
-	}
-	location := strings.TrimRight(base.Location(), "/")
-	seq := base.LastSequenceNumber() + 1
-	timestampMs := max(in.Now.UnixMilli(), base.LastUpdatedMillis())
 	snapshotID := in.SnapshotID
 	parentID := parent.SnapshotID
 
@@ -254,11 +230,9 @@ func Rewrite(ctx context.Context, in RewriteInput) (*CommitResult, error) {
 	total(summaryTotalEqualityDeletes, 0)
 	summary := table.Summary{Operation: op, Properties: props}
 
-	res, err := commitSnapshot(base, in.MetadataLocation, version, commitUUID, table.Snapshot{
+	res, err := c.finish(table.Snapshot{
 		SnapshotID:       snapshotID,
 		ParentSnapshotID: &parentID,
-		SequenceNumber:   seq,
-		TimestampMs:      timestampMs,
 		ManifestList:     manifestListLocation,
 		Summary:          &summary,
 	}, manifests, files)
