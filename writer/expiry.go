@@ -158,11 +158,9 @@ func (w *Writer) rewriteFiles(ctx context.Context, l cluster.Lease, t, src *tabl
 		return nil
 	}
 
-	var meta []byte
-	var now time.Time
-	if err := w.pool.QueryRow(ctx, `SELECT content, now() FROM metadata_files WHERE path = $1`,
-		tables.Key(t.MetadataLocation)).Scan(&meta, &now); err != nil {
-		return fmt.Errorf("writer: current metadata of %s: %w", t.FullName(), err)
+	meta, now, err := currentMetadata(ctx, w.pool, t)
+	if err != nil {
+		return err
 	}
 	in := icebergmeta.RewriteInput{
 		Metadata: meta, MetadataLocation: t.MetadataLocation, Removed: removed,

@@ -190,11 +190,9 @@ func (w *Writer) commit(ctx context.Context, l cluster.Lease, t *tables.Table) e
 		return nil
 	}
 
-	var meta []byte
-	var now time.Time
-	if err := w.pool.QueryRow(ctx, `SELECT content, now() FROM metadata_files WHERE path = $1`,
-		tables.Key(t.MetadataLocation)).Scan(&meta, &now); err != nil {
-		return fmt.Errorf("writer: current metadata of %s: %w", t.FullName(), err)
+	meta, now, err := currentMetadata(ctx, w.pool, t)
+	if err != nil {
+		return err
 	}
 	added := make([]icebergmeta.AddedFile, len(files))
 	paths := make([]string, len(files))
@@ -230,6 +228,18 @@ func (w *Writer) commit(ctx context.Context, l cluster.Lease, t *tables.Table) e
 	w.cfg.Logger.Debug("writer: committed", "table", t.FullName(), "snapshot_id", res.SnapshotID,
 		"sequence_number", res.SequenceNumber, "files", len(files))
 	return nil
+}
+
+// currentMetadata returns t's current metadata JSON and the database
+// clock (commits stamp snapshots with it).
+func currentMetadata(ctx context.Context, q tables.Querier, t *tables.Table) ([]byte, time.Time, error) {
+	var meta []byte
+	var now time.Time
+	if err := q.QueryRow(ctx, `SELECT content, now() FROM metadata_files WHERE path = $1`,
+		tables.Key(t.MetadataLocation)).Scan(&meta, &now); err != nil {
+		return nil, time.Time{}, fmt.Errorf("writer: current metadata of %s: %w", t.FullName(), err)
+	}
+	return meta, now, nil
 }
 
 func (w *Writer) read(ctx context.Context, location string) ([]byte, error) {
@@ -351,9 +361,9 @@ func (w *Writer) collectExpired(ctx context.Context, tx pgx.Tx, t *tables.Table)
 			return err
 		}
 	}
-	var current []byte
-	if err := tx.QueryRow(ctx, `SELECT content FROM metadata_files WHERE path = $1`, tables.Key(t.MetadataLocation)).Scan(&current); err != nil {
-		return fmt.Errorf("writer: current metadata of %s: %w", t.FullName(), err)
+	current, _, err := currentMetadata(ctx, tx, t)
+	if err != nil {
+		return err
 	}
 	md, err := table.ParseMetadataBytes(current)
 	if err != nil {
