@@ -378,15 +378,16 @@ type tailFile struct {
 // build in parallel.
 func (l *Loader) buildTail(ctx context.Context, t, src *tables.Table, tail []tailRange) ([]tailFile, error) {
 	spec := &datafile.Spec{Schema: src.Schema, KeyFormat: src.KeyFormat, ValueFormat: src.ValueFormat}
+	chains, err := l.reusable(ctx, t, tail)
+	if err != nil {
+		return nil, err
+	}
 	out := make([][]tailFile, len(tail))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, r := range tail {
 		g.Go(func() error {
-			chain, err := l.reusable(gctx, t, r)
-			if err != nil {
-				return err
-			}
+			chain := chains[r.partition]
 			from := r.start
 			if n := len(chain); n > 0 && n < maxTailFiles {
 				from = chain[n-1].r.end
@@ -424,33 +425,38 @@ func (l *Loader) buildTail(ctx context.Context, t, src *tables.Table, tail []tai
 	return slices.Concat(out...), nil
 }
 
-// reusable returns the unexpired tail files of r's partition that tile
-// [r.start, x) for the largest x ≤ r.end, in offset order, preferring the
-// longest file at each step.
-func (l *Loader) reusable(ctx context.Context, t *tables.Table, r tailRange) ([]tailFile, error) {
+// reusable returns, per partition of tail, the unexpired tail files that
+// tile [r.start, x) for the largest x ≤ r.end, in offset order, preferring
+// the longest file at each step (one query for all partitions).
+func (l *Loader) reusable(ctx context.Context, t *tables.Table, tail []tailRange) (map[int32][]tailFile, error) {
+	parts, starts, ends := make([]int32, len(tail)), make([]int64, len(tail)), make([]int64, len(tail))
+	next := make(map[int32]int64, len(tail))
+	for i, r := range tail {
+		parts[i], starts[i], ends[i] = r.partition, r.start, r.end
+		next[r.partition] = r.start
+	}
 	rows, err := l.pool.Query(ctx, `
-		SELECT path, start_offset, end_offset, file_size, stats FROM tail_files
-		WHERE table_id = $1 AND partition = $2 AND start_offset >= $3 AND end_offset <= $4
-		  AND encoder_version = $5 AND expires_at > now() + interval '1 minute'
-		ORDER BY start_offset, end_offset DESC`, t.ID, r.partition, r.start, r.end, datafile.EncoderVersion)
+		SELECT f.path, f.partition, f.start_offset, f.end_offset, f.file_size, f.stats
+		FROM tail_files f JOIN unnest($2::int[], $3::bigint[], $4::bigint[]) AS r(partition, start_offset, end_offset)
+		  ON f.partition = r.partition AND f.start_offset >= r.start_offset AND f.end_offset <= r.end_offset
+		WHERE f.table_id = $1 AND f.encoder_version = $5 AND f.expires_at > now() + interval '1 minute'
+		ORDER BY f.partition, f.start_offset, f.end_offset DESC`, t.ID, parts, starts, ends, datafile.EncoderVersion)
 	if err != nil {
 		return nil, err
 	}
-	var chain []tailFile
-	next := r.start
+	defer rows.Close()
+	chains := make(map[int32][]tailFile, len(tail))
 	for rows.Next() {
 		var f tailFile
-		if err := rows.Scan(&f.key, &f.r.start, &f.r.end, &f.size, &f.stats); err != nil {
-			rows.Close()
+		if err := rows.Scan(&f.key, &f.r.partition, &f.r.start, &f.r.end, &f.size, &f.stats); err != nil {
 			return nil, err
 		}
-		if f.r.start == next {
-			f.r.partition = r.partition
-			chain = append(chain, f)
-			next = f.r.end
+		if f.r.start == next[f.r.partition] {
+			chains[f.r.partition] = append(chains[f.r.partition], f)
+			next[f.r.partition] = f.r.end
 		}
 	}
-	return chain, rows.Err()
+	return chains, rows.Err()
 }
 
 // warehousePrefix is "s3://<warehouse>/" of a table's location.
