@@ -112,6 +112,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if cfg.LeaseTTL <= 0 {
 		return fmt.Errorf("--lease-ttl must be positive, not %s", cfg.LeaseTTL)
 	}
+	if cfg.MaxPartitions < 0 {
+		return fmt.Errorf("--max-partitions must be 0 (no cap) or more, not %d", cfg.MaxPartitions)
+	}
 	cfg.KafkaBrokers, cfg.Roles = kafkaBrokers, roles
 	cfg.CacheSize, cfg.RangeSize, cfg.IndexMemory = int64(cacheSize), int64(rangeSize), int64(indexMemory)
 	cfg.Pprof = *pprof

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -49,4 +50,17 @@ func TestParseBytes(t *testing.T) {
 		_, err := parseBytes(in)
 		require.Error(t, err, in)
 	}
+}
+
+// serve rejects settings the sharing rules cannot use, before it connects.
+func TestServeRejectsBadSettings(t *testing.T) {
+	for _, args := range [][]string{
+		{"--postgres", "postgres://x", "--kafka", "k:9092", "--max-partitions", "-1"},
+		{"--postgres", "postgres://x", "--kafka", "k:9092", "--lease-ttl", "0s"},
+	} {
+		err := serve(t.Context(), args, io.Discard)
+		require.Error(t, err, "%v", args)
+	}
+	err := serve(t.Context(), []string{"--postgres", "postgres://x", "--kafka", "k:9092", "--max-partitions", "-1"}, io.Discard)
+	require.ErrorContains(t, err, "--max-partitions must be 0 (no cap) or more, not -1")
 }
