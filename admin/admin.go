@@ -205,8 +205,10 @@ type PartitionStatus struct {
 	Partition int32 `json:"partition"`
 	// IndexedOffset is the end of the last indexed range.
 	IndexedOffset int64 `json:"indexed_offset"`
-	// CommittedOffset is the offset below which every indexed record is in
-	// a committed snapshot (of the table or of its dead-letter table).
+	// CommittedOffset is the offset below which every record is in the
+	// current snapshot of the table or of its dead-letter table (the
+	// lesser of their content ends, docs/design.md §4.4), whether the
+	// writer committed it or a zero-lag table load did.
 	CommittedOffset int64 `json:"committed_offset"`
 	LogStartOffset  int64 `json:"log_start_offset"`
 	LastStable      int64 `json:"last_stable_offset"`
@@ -228,10 +230,10 @@ func (h *Handler) partitions(w http.ResponseWriter, r *http.Request) {
 	rows, err := h.pool.Query(r.Context(), `
 		SELECT p.partition,
 		       coalesce((SELECT max(end_offset) FROM ranges g WHERE g.table_id = p.table_id AND g.partition = p.partition), p.start_offset),
-		       coalesce((SELECT min(start_offset) FROM data_files d
-		                 WHERE d.table_id IN (p.table_id, (SELECT id FROM tables WHERE dlq_of = p.table_id))
-		                   AND d.partition = p.partition AND d.committed_snapshot_id IS NULL),
-		                (SELECT max(end_offset) FROM ranges g WHERE g.table_id = p.table_id AND g.partition = p.partition),
+		       coalesce((SELECT min(c.end_offset) FROM content_ends c
+		                 WHERE c.table_id IN (p.table_id, (SELECT id FROM tables WHERE dlq_of = p.table_id))
+		                   AND c.partition = p.partition
+		                 HAVING count(*) = 2),
 		                p.start_offset),
 		       CASE WHEN l.expires_at > now() THEN l.holder END, l.epoch,
 		       coalesce((SELECT sum(record_count) FROM ranges g WHERE g.table_id = p.table_id AND g.partition = p.partition

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minkhq/mink/devenv"
+	"github.com/minkhq/mink/icebergmeta"
 	"github.com/minkhq/mink/tables"
 )
 
@@ -166,7 +166,7 @@ func runFreshness(ctx context.Context, h *H) error {
 		Note: "ack → PlanFiles done (manifest list and manifests read over the S3 API)"})
 	h.Figure(Figure{Name: "tail at load p50", Unit: "KiB",
 		Note: fmt.Sprintf("records past the committed snapshot × %.0f B mean JSON value", meanValue)})
-	h.Figure(Figure{Name: "tail data files at load p50", Unit: "KiB", Note: "Parquet bytes of the transient snapshot's tail files"})
+	h.Figure(Figure{Name: "tail data files at load p50", Unit: "KiB", Note: "Parquet bytes of the tail files the load committed"})
 	h.Figure(Figure{Name: "copying pipeline p50", Unit: "ms",
 		Note: fmt.Sprintf("computed: uniform arrivals, wait for the next %v commit; commit time excluded (a lower bound)", frCopyCommit)})
 	h.Figure(Figure{Name: "copying pipeline p99", Unit: "ms", Note: "computed, as above"})
@@ -195,7 +195,7 @@ func runFreshness(ctx context.Context, h *H) error {
 				stop, profPath = func() {}, ""
 			}
 		}
-		ss, err := frRun(ctx, h, probe, cats, topic, table.Identifier{ns, name}, env.Nodes[0].URL(), samples)
+		ss, err := frRun(ctx, h, probe, cats, topic, table.Identifier{ns, name}, samples)
 		stop()
 		if err != nil {
 			return err
@@ -210,7 +210,7 @@ func runFreshness(ctx context.Context, h *H) error {
 	if lastP99 > frTargetP99 && profPath != "" {
 		h.Note("p99 target missed; CPU profile of the last run (whole process: %d nodes, producer and client; CPU ms per sample): %s",
 			frNodes, frProfileSummary(profPath, samples, "sample", []frBucket{
-				{"tail builds (Kafka read + Parquet encode)", `tail\.\(\*Loader\)\.transient$`},
+				{"tail builds and commits", `tail\.\(\*Loader\)\.extend$`},
 				{"  of which datafile.Build", `datafile\.Build$`},
 				{"  of which Kafka ReadRange", `kafka\.\(\*Client\)\.ReadRange$`},
 				{"  of which icebergmeta.Append", `icebergmeta\.Append$`},
@@ -255,7 +255,7 @@ func frRecord(h *H, ss []frSample, meanValue float64) float64 {
 }
 
 // frRun takes n samples: produce one record, then load until a load holds it.
-func frRun(ctx context.Context, h *H, probe *kgo.Client, cats []*rest.Catalog, topic string, id table.Identifier, adminURL string, n int) ([]frSample, error) {
+func frRun(ctx context.Context, h *H, probe *kgo.Client, cats []*rest.Catalog, topic string, id table.Identifier, n int) ([]frSample, error) {
 	value := []byte(`{"date":"2001-01-01T00:00:00Z","delay":0,"distance":0,"origin":"PRB","destination":"PRB"}`)
 	out := make([]frSample, 0, n)
 	for i := 0; i < n; i++ {
@@ -288,7 +288,7 @@ func frRun(ctx context.Context, h *H, probe *kgo.Client, cats []*rest.Catalog, t
 			}
 			if found {
 				s.fresh = loaded.Sub(acked)
-				s.tailRecs, s.tailSize = frTailOf(ctx, adminURL, id, tbl)
+				s.tailRecs, s.tailSize = frTailOf(tbl)
 				break
 			}
 			s.missed = true
@@ -303,28 +303,11 @@ func frRun(ctx context.Context, h *H, probe *kgo.Client, cats []*rest.Catalog, t
 }
 
 // frTailOf returns the records and Parquet bytes of the tail a loaded
-// table carries: the summary of its snapshot when that is a transient one
-// (its location is not the table's committed location), else zeros. A
-// commit between the load and this check can make a committed snapshot
-// look transient; the figure is informative.
-func frTailOf(ctx context.Context, adminURL string, id table.Identifier, tbl *table.Table) (records, size int64) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, adminURL+"/admin/v1/tables/"+strings.Join(id, "."), nil)
-	if err != nil {
-		return 0, 0
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, 0
-	}
-	defer resp.Body.Close()
-	var body struct {
-		MetadataLocation string `json:"metadata_location"`
-	}
-	if json.NewDecoder(resp.Body).Decode(&body) != nil || body.MetadataLocation == tbl.MetadataLocation() {
-		return 0, 0
-	}
+// table carries: what its current snapshot added when a table load
+// committed it (summary mink.committed-by), else zeros.
+func frTailOf(tbl *table.Table) (records, size int64) {
 	snap := tbl.CurrentSnapshot()
-	if snap == nil || snap.Summary == nil {
+	if snap == nil || snap.Summary == nil || snap.Summary.Properties[icebergmeta.SummaryCommittedBy] != icebergmeta.CommittedByLoad {
 		return 0, 0
 	}
 	records, _ = strconv.ParseInt(snap.Summary.Properties["added-records"], 10, 64)

@@ -49,8 +49,9 @@ type Figure struct {
 	// median/median(ref) is reported. Empty: no reference.
 	Ref string
 	// Target: met when median ≥ Min (if Min != 0), median ≤ Max (if
-	// Max != 0) and ratio ≥ MinRatio (if MinRatio != 0).
-	Min, Max, MinRatio float64
+	// Max != 0), ratio ≥ MinRatio (if MinRatio != 0) and ratio ≤ MaxRatio
+	// (if MaxRatio != 0).
+	Min, Max, MinRatio, MaxRatio float64
 	// Note is a short remark shown in the table (how it was measured,
 	// a reference that is computed rather than measured, …).
 	Note string

@@ -96,6 +96,10 @@ func targetOf(f *Figure, med, ratio float64, haveRatio bool) (string, string) {
 		parts = append(parts, fmt.Sprintf("≥ %.2f× reference", f.MinRatio))
 		ok = ok && haveRatio && ratio >= f.MinRatio
 	}
+	if f.MaxRatio != 0 {
+		parts = append(parts, fmt.Sprintf("≤ %.2f× reference", f.MaxRatio))
+		ok = ok && haveRatio && ratio <= f.MaxRatio
+	}
 	if len(parts) == 0 {
 		return "", ""
 	}

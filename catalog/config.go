@@ -83,8 +83,8 @@ type Table struct {
 // A Loader decides which metadata a table load returns. The catalog calls
 // it with the table's committed metadata, within the request's context.
 //
-// A Loader that adds the Kafka tail returns a transient child snapshot: a
-// new MetadataLocation (which changes the load's ETag) and its JSON, both
+// A Loader that adds the Kafka tail returns the child snapshot it committed:
+// a new MetadataLocation (which changes the load's ETag) and its JSON, both
 // already stored where the S3 API finds them. An error that wraps
 // [ErrUnavailable] answers 503 with Retry-After (Kafka or Postgres cannot be
 // reached, design §4.4); any other error answers 500.

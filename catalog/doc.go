@@ -6,9 +6,10 @@
 // load reads the table's committed metadata location and the metadata JSON
 // stored under it (the writer swaps both in one transaction, design §4.6) and
 // returns the JSON verbatim, so what an engine plans from is byte for byte
-// the file the S3 API serves at that location. A [Loader] may replace the
-// committed metadata by a transient child snapshot holding the Kafka tail
-// (zero lag, design §4.4); until one is installed loads pass through.
+// the file the S3 API serves at that location. A [Loader] may answer a newer
+// head instead: package tail commits a child snapshot holding the Kafka
+// tail (zero lag, docs/design.md §4.4); until one is installed loads pass
+// through.
 //
 // # What engines depend on
 //

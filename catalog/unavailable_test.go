@@ -121,7 +121,7 @@ func TestLoader(t *testing.T) {
 			if err := loaderErr.Load(); err != nil {
 				return catalog.Table{}, *err
 			}
-			// A transient child snapshot: another location, other JSON.
+			// A child snapshot: another location, other JSON.
 			var md map[string]any
 			if err := json.Unmarshal(committed.Metadata, &md); err != nil {
 				return catalog.Table{}, err

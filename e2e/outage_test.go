@@ -293,14 +293,15 @@ func (e *outageEnv) pickFiles() (cachedKey string, cachedBody []byte, uncachedKe
 	return cachedKey, body, uncachedKey
 }
 
-// commits returns the number of the table's committed snapshots,
-// straight from PostgreSQL (transient zero-lag snapshots are not commits).
+// commits returns the number of the table's snapshots committed by its
+// writer, straight from PostgreSQL (zero-lag loads commit others, with no
+// lease).
 func (e *outageEnv) commits() int {
 	e.t.Helper()
 	var n int
 	require.NoError(e.t, e.db.QueryRow(context.Background(), `
 		SELECT count(*) FROM snapshots s JOIN tables t ON t.id = s.table_id
-		WHERE t.namespace = $1 AND t.name = $2`, outageNS, outageTable).Scan(&n))
+		WHERE t.namespace = $1 AND t.name = $2 AND s.lease_scope IS NOT NULL`, outageNS, outageTable).Scan(&n))
 	return n
 }
 

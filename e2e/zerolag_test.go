@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,14 +26,25 @@ import (
 	"github.com/minkhq/mink/tables"
 )
 
-// TestZeroLagLoads: 1,000 rounds (MINK_ZEROLAG_ROUNDS) of produce-then-load over random partitions,
-// through different nodes. Every acknowledged record is in the snapshot
-// the load returns, and no record twice: the loaded snapshot's data files
-// tile each partition's offsets from 0 past the last acknowledged record
-// with no overlap (a raw table has a row for every offset), and a full
-// read every 250 rounds finds exactly the produced values. Flush and commit
-// intervals are long, so most loads carry a tail.
-func TestZeroLagLoads(t *testing.T) {
+// TestZeroLagLineage: 1,000 rounds (MINK_ZEROLAG_ROUNDS) of produce, then
+// three concurrent loads through the three nodes' REST catalogs, read with
+// iceberg-go (docs/design.md §4.4).
+//
+// Zero lag: every acknowledged record is in the snapshot a load returns,
+// and no record twice: the snapshot's total-records is the number of
+// records produced so far (a raw table has a row for every record), the
+// planned data files tile each partition's offsets from 0 past the last
+// acknowledged record with no overlap, and a whole-table read every 250
+// rounds finds exactly the produced values.
+//
+// Lineage: the snapshots handed out form one chain. In the metadata each
+// load returns, every snapshot handed out in the round before is an
+// ancestor of the current one, reached through parents that are all in the
+// metadata, each step one sequence number up; the snapshot-log lists both
+// in order; the snapshots in between are appends, whose added-records sum
+// to the records produced in between, and replaces, which add exactly the
+// records they remove. Default history settings (so expiry runs too).
+func TestZeroLagLineage(t *testing.T) {
 	rounds := 1000
 	if n, err := strconv.Atoi(os.Getenv("MINK_ZEROLAG_ROUNDS")); err == nil {
 		rounds = n
@@ -58,8 +71,10 @@ func TestZeroLagLoads(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	produced := map[pk]string{}
 	next := map[int32]int64{} // per partition: one past the last acknowledged offset
-	var tailLoads int
+	var prev []int64          // snapshot ids handed out in the previous round
 	var lat []time.Duration
+	handedOut := map[int64]bool{}
+	var ops = map[string]int{}
 	began := time.Now()
 	for round := 0; round < rounds; round++ {
 		p := int32(rng.IntN(partitions))
@@ -74,10 +89,50 @@ func TestZeroLagLoads(t *testing.T) {
 			next[p] = max(next[p], r.Record.Offset+1)
 		}
 
-		start := time.Now()
-		tbl, err := cats[round%len(cats)].LoadTable(ctx, table.Identifier{"zl", "events"})
-		require.NoError(t, err)
-		lat = append(lat, time.Since(start))
+		// Three loads at once, one through each node.
+		tbls := make([]*table.Table, len(cats))
+		durs := make([]time.Duration, len(cats))
+		errs := make([]error, len(cats))
+		var wg sync.WaitGroup
+		for i, cat := range cats {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				start := time.Now()
+				tbls[i], errs[i] = cat.LoadTable(ctx, table.Identifier{"zl", "events"})
+				durs[i] = time.Since(start)
+			}()
+		}
+		wg.Wait()
+		for i := range cats {
+			require.NoError(t, errs[i], "round %d load %d", round, i)
+		}
+		lat = append(lat, durs...)
+
+		var ids []int64
+		for i, tbl := range tbls {
+			md := tbl.Metadata()
+			cur := md.CurrentSnapshot()
+			require.NotNil(t, cur, "round %d load %d: no snapshot", round, i)
+			require.Equal(t, strconv.Itoa(len(produced)), cur.Summary.Properties["total-records"],
+				"round %d load %d: snapshot %d does not hold exactly the records produced", round, i, cur.SnapshotID)
+			for _, id := range prev {
+				checkDescends(t, md, id, cur.SnapshotID, ops, fmt.Sprintf("round %d load %d", round, i))
+			}
+			ids = append(ids, cur.SnapshotID)
+			handedOut[cur.SnapshotID] = true
+		}
+		// The three snapshots of this round are on one chain: the newest
+		// descends from the other two.
+		newest := slices.MaxFunc(tbls, func(a, b *table.Table) int {
+			return int(a.Metadata().CurrentSnapshot().SequenceNumber - b.Metadata().CurrentSnapshot().SequenceNumber)
+		})
+		for _, id := range ids {
+			checkDescends(t, newest.Metadata(), id, newest.Metadata().CurrentSnapshot().SnapshotID, ops, fmt.Sprintf("round %d", round))
+		}
+		prev = ids
+
+		tbl := tbls[round%len(tbls)]
 		tasks, err := tbl.Scan().PlanFiles(ctx)
 		require.NoError(t, err)
 		ranges := map[int32][][2]int64{}
@@ -96,11 +151,9 @@ func TestZeroLagLoads(t *testing.T) {
 			}
 			require.GreaterOrEqual(t, end, next[part], "round %d partition %d: acknowledged offsets missing from the load (files %v)", round, part, rs)
 		}
-		if isTransient(t, env.Nodes[round%len(env.Nodes)].URL(), tbl.MetadataLocation()) {
-			tailLoads++
-		}
 		if round%100 == 99 {
-			t.Logf("round %d at %v: last load %v, %d files planned", round+1, time.Since(began).Round(time.Second), lat[len(lat)-1], len(tasks))
+			t.Logf("round %d at %v: last loads %v, %d files planned, %d snapshots in the metadata", round+1,
+				time.Since(began).Round(time.Second), durs, len(tasks), len(tbl.Metadata().Snapshots()))
 		}
 		if round%250 == 249 || round == rounds-1 {
 			at, err := tbl.Scan().ToArrowTable(ctx)
@@ -123,15 +176,77 @@ func TestZeroLagLoads(t *testing.T) {
 		}
 	}
 	slices.Sort(lat)
-	var built, reused float64
+	var loadSnapshots, files float64
 	for _, n := range env.Nodes {
-		built += metricValue(t, n.URL(), `mink_tail_files_total{how="built"}`)
-		reused += metricValue(t, n.URL(), `mink_tail_files_total{how="reused"}`)
+		loadSnapshots += metricValue(t, n.URL(), `mink_load_snapshots_total`)
+		files += metricValue(t, n.URL(), `mink_tail_files_total`)
 	}
-	t.Logf("%d rounds, %d loads with a tail (tail files: %.0f built, %.0f reused); load latency p50 %v p99 %v",
-		rounds, tailLoads, built, reused, lat[len(lat)/2], lat[len(lat)*99/100])
-	require.Positive(t, tailLoads, "the test exercised transient snapshots")
-	require.Positive(t, reused, "loads reuse the tail files of earlier loads")
+	t.Logf("%d rounds, %d loads: %d distinct snapshots handed out, %.0f committed by loads (%.0f tail files); snapshots walked by operation %v; load latency p50 %v p99 %v",
+		rounds, len(lat), len(handedOut), loadSnapshots, files, ops, lat[len(lat)/2], lat[len(lat)*99/100])
+	require.Positive(t, loadSnapshots, "loads committed tail snapshots")
+	require.Positive(t, ops["replace"], "the writer replaced tail files")
+}
+
+// checkDescends checks, in md, that snapshot from is an ancestor of (or is)
+// snapshot to: the walk from to through parents reaches from without a
+// missing snapshot, each step one sequence number up; the snapshot-log
+// lists from no later than to; appends on the way add exactly the records
+// the totals grew by, and replaces keep the records. It counts the
+// operations walked in ops.
+func checkDescends(t *testing.T, md table.Metadata, from, to int64, ops map[string]int, what string) {
+	t.Helper()
+	if from == to {
+		return
+	}
+	target := md.SnapshotByID(from)
+	require.NotNil(t, target, "%s: snapshot %d handed out before is not in the metadata (%d snapshots)", what, from, len(md.Snapshots()))
+	total := func(s *table.Snapshot) int64 {
+		n, err := strconv.ParseInt(s.Summary.Properties["total-records"], 10, 64)
+		require.NoError(t, err)
+		return n
+	}
+	var appended int64
+	s := md.SnapshotByID(to)
+	for s.SnapshotID != from {
+		require.NotNil(t, s.ParentSnapshotID, "%s: %d has no parent before reaching %d", what, s.SnapshotID, from)
+		parent := md.SnapshotByID(*s.ParentSnapshotID)
+		require.NotNil(t, parent, "%s: parent %d of %d is missing from the metadata", what, *s.ParentSnapshotID, s.SnapshotID)
+		require.Equal(t, parent.SequenceNumber+1, s.SequenceNumber, "%s: snapshot %d", what, s.SnapshotID)
+		props := s.Summary.Properties
+		op := string(s.Summary.Operation)
+		ops[op]++
+		switch op {
+		case "append":
+			n, err := strconv.ParseInt(props["added-records"], 10, 64)
+			require.NoError(t, err)
+			appended += n
+		case "replace":
+			require.Equal(t, props["deleted-records"], props["added-records"], "%s: replace %d changes the rows", what, s.SnapshotID)
+		default:
+			t.Fatalf("%s: snapshot %d is a %s", what, s.SnapshotID, op)
+		}
+		require.Equal(t, total(s), total(parent)+func() int64 {
+			if op == "append" {
+				n, _ := strconv.ParseInt(props["added-records"], 10, 64)
+				return n
+			}
+			return 0
+		}(), "%s: totals of %d", what, s.SnapshotID)
+		s = parent
+	}
+	require.Equal(t, total(md.SnapshotByID(to))-total(target), appended, "%s: appends between %d and %d", what, from, to)
+	posFrom, posTo := -1, -1
+	i := 0
+	for e := range md.SnapshotLogs() {
+		switch e.SnapshotID {
+		case from:
+			posFrom = i
+		case to:
+			posTo = i
+		}
+		i++
+	}
+	require.True(t, posFrom >= 0 && posTo > posFrom, "%s: snapshot-log lists %d at %d and %d at %d", what, from, posFrom, to, posTo)
 }
 
 // metricValue returns the value of one series of a node's /metrics, or 0.
@@ -151,16 +266,77 @@ func metricValue(t *testing.T, nodeURL, series string) float64 {
 	return 0
 }
 
-// isTransient reports whether a load answered a location other than the
-// table's committed one (a writer commit in between also counts: the
-// figure is informative only).
-func isTransient(t *testing.T, nodeURL, location string) bool {
-	resp, err := http.Get(nodeURL + "/admin/v1/tables/zl.events")
+// TestZeroLagLineageDeadLetters: the same lineage for a json table and its
+// dead-letter table, each its own chain: rounds produce good and
+// undecodable records, then load both tables through the three nodes at
+// once. Each load holds exactly the good (or the bad) records produced so
+// far, and the snapshots of the round before are ancestors.
+func TestZeroLagLineageDeadLetters(t *testing.T) {
+	ctx := context.Background()
+	env, err := devenv.StartEnv(ctx, devenv.DevConfig{Nodes: 3, PostgresURL: pgtest.Schema(t), EphemeralPorts: true,
+		LeaseTTL: 3 * time.Second, FlushInterval: time.Second, CommitInterval: 700 * time.Millisecond})
 	require.NoError(t, err)
-	defer resp.Body.Close()
-	var body struct {
-		MetadataLocation string `json:"metadata_location"`
+	t.Cleanup(env.Stop)
+	require.NoError(t, env.Kafka.CreateTopic("dl", 2, nil))
+	require.NoError(t, devenv.CreateTable(ctx, env.Nodes[0].URL(), map[string]any{
+		"namespace": "zl", "name": "quakes", "topic": "dl", "value_format": "json",
+		"schema": json.RawMessage(devenv.EarthquakesSchema)}))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...))
+	require.NoError(t, err)
+	defer cl.Close()
+	cats := make([]*rest.Catalog, len(env.Nodes))
+	for i, n := range env.Nodes {
+		cats[i], err = rest.NewCatalog(ctx, "mink", n.URL())
+		require.NoError(t, err)
 	}
-	require.NoError(t, jsonDecode(resp, &body))
-	return body.MetadataLocation != location
+	names := []string{"quakes", "quakes~dlq"}
+	counts := map[string]int{}
+	prev := map[string][]int64{}
+	ops := map[string]int{}
+	rng := rand.New(rand.NewPCG(3, 5))
+	for round := 0; round < 150; round++ {
+		var recs []*kgo.Record
+		for i := 0; i < 1+rng.IntN(4); i++ {
+			v := fmt.Sprintf(`{"id":"r%d-%d","properties":{"mag":%d,"time":1700000000000}}`, round, i, i)
+			name := "quakes"
+			if rng.IntN(3) == 0 {
+				v, name = fmt.Sprintf(`{"id":"r%d-%d","properties":{"mag":"strong"}}`, round, i), "quakes~dlq"
+			}
+			recs = append(recs, &kgo.Record{Topic: "dl", Value: []byte(v)})
+			counts[name]++
+		}
+		require.NoError(t, cl.ProduceSync(ctx, recs...).FirstErr())
+		type load struct {
+			name string
+			tbl  *table.Table
+			err  error
+		}
+		loads := make([]load, 2*len(cats))
+		var wg sync.WaitGroup
+		for i := range loads {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				l := &loads[i]
+				l.name = names[i%2]
+				l.tbl, l.err = cats[i/2].LoadTable(ctx, table.Identifier{"zl", l.name})
+			}()
+		}
+		wg.Wait()
+		ids := map[string][]int64{}
+		for i, l := range loads {
+			require.NoError(t, l.err, "round %d load %d", round, i)
+			md := l.tbl.Metadata()
+			cur := md.CurrentSnapshot()
+			require.NotNil(t, cur, "round %d %s", round, l.name)
+			require.Equal(t, strconv.Itoa(counts[l.name]), cur.Summary.Properties["total-records"], "round %d %s", round, l.name)
+			for _, id := range prev[l.name] {
+				checkDescends(t, md, id, cur.SnapshotID, ops, fmt.Sprintf("round %d %s", round, l.name))
+			}
+			ids[l.name] = append(ids[l.name], cur.SnapshotID)
+		}
+		prev = ids
+	}
+	t.Logf("%v records; snapshots walked by operation %v", counts, ops)
+	require.Positive(t, ops["replace"], "the writer replaced tail files")
 }

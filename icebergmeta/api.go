@@ -103,10 +103,25 @@ type AppendInput struct {
 	// a random one. A retry of a commit whose files were not stored may
 	// reuse it.
 	CommitUUID uuid.UUID
-	// NoMerge skips manifest merging (see mergeManifests) for this commit:
-	// a transient snapshot lives seconds, merging there is wasted work.
+	// NoMerge skips manifest merging (see mergeManifests) for this commit.
 	NoMerge bool
+	// Summary holds extra snapshot summary properties (the spec allows
+	// any); Mink's own are named "mink.…", e.g. SummaryCommittedBy.
+	Summary map[string]string
 }
+
+// SummaryCommittedBy is the snapshot summary property that says which
+// committer made a snapshot: CommittedByWriter or CommittedByLoad.
+const SummaryCommittedBy = "mink.committed-by"
+
+// Values of SummaryCommittedBy.
+const (
+	// CommittedByWriter: the table's writer (indexed data files, replaces,
+	// expiry below the log start).
+	CommittedByWriter = "writer"
+	// CommittedByLoad: a zero-lag table load (tail data files).
+	CommittedByLoad = "table-load"
+)
 
 // OutputFile is a file the caller must store at Location.
 type OutputFile struct {

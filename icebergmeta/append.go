@@ -117,7 +117,7 @@ func Append(ctx context.Context, in AppendInput) (*CommitResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("icebergmeta: append: parse manifest list %s: %w", parent.ManifestList, err)
 		}
-		manifests = append(manifests, parentManifests...)
+		manifests = append(manifests, liveManifests(parentManifests)...)
 	}
 	var merged *OutputFile
 	if !in.NoMerge {
@@ -139,6 +139,9 @@ func Append(ctx context.Context, in AppendInput) (*CommitResult, error) {
 	files = append(files, OutputFile{Location: manifestListLocation, Content: listBuf.Bytes()})
 
 	summary := appendSummary(len(in.Added), addedRecords, addedSize, len(partitions), previousSummary)
+	for k, v := range in.Summary {
+		summary.Properties[k] = v
+	}
 	res, err := c.finish(table.Snapshot{
 		SnapshotID:       snapshotID,
 		ParentSnapshotID: parentID,
@@ -149,6 +152,22 @@ func Append(ctx context.Context, in AppendInput) (*CommitResult, error) {
 		return nil, fmt.Errorf("icebergmeta: append: %w", err)
 	}
 	return res, nil
+}
+
+// liveManifests returns the manifests of a parent snapshot that list a
+// live data file. A manifest of only DELETED entries recorded its
+// snapshot's removals; later snapshots drop it from their list, as Java's
+// snapshot producers do, so replacing files (every writer round that
+// replaces tail files) does not grow the list.
+func liveManifests(ms []iceberg.ManifestFile) []iceberg.ManifestFile {
+	out := make([]iceberg.ManifestFile, 0, len(ms))
+	for _, m := range ms {
+		if m.ManifestContent() == iceberg.ManifestContentData && !m.HasAddedFiles() && !m.HasExistingFiles() {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // dataFile is the manifest's data_file struct for f: Parquet, partition

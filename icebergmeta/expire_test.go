@@ -57,3 +57,34 @@ func TestCommitExpiresSnapshots(t *testing.T) {
 	require.Equal(t, []int64{4}, r.Expired)
 	require.Equal(t, paths(files[1:]...), plannedPaths(t, loadTable(t, s, r.MetadataLocation)))
 }
+
+// TestCommitBoundsSnapshotCount: mink.history.max-snapshots keeps at most
+// that many of the newest snapshots whatever their age; what expires is the
+// oldest part of the history, so every retained snapshot's parent chain is
+// unbroken down to the oldest retained one.
+func TestCommitBoundsSnapshotCount(t *testing.T) {
+	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
+	now := time.Now().Add(time.Second).Truncate(time.Millisecond)
+	s := newStore()
+	metaLoc, meta, err := icebergmeta.NewTable(earthquakesSchema(), location, tableUUID, iceberg.Properties{
+		icebergmeta.PropMaxSnapshots: "5"})
+	require.NoError(t, err)
+	s.put(metaLoc, meta)
+	res := &icebergmeta.CommitResult{MetadataLocation: metaLoc, Metadata: meta}
+	var expired []int64
+	for id := int64(1); id <= 12; id++ {
+		f := rangeFile(int32(id%3), id*10, id*10+10, t0, 0.1, 5)
+		res = s.commit(t, res.MetadataLocation, res.Metadata, id, now.Add(time.Duration(id)*time.Millisecond), f)
+		expired = append(expired, res.Expired...)
+	}
+	require.Equal(t, []int64{1, 2, 3, 4, 5, 6, 7}, expired)
+	md := loadTable(t, s, res.MetadataLocation).Metadata()
+	var ids []int64
+	for _, sn := range md.Snapshots() {
+		ids = append(ids, sn.SnapshotID)
+	}
+	require.Equal(t, []int64{8, 9, 10, 11, 12}, ids)
+	for sn := md.CurrentSnapshot(); sn.SnapshotID != 8; sn = md.SnapshotByID(*sn.ParentSnapshotID) {
+		require.NotNil(t, md.SnapshotByID(*sn.ParentSnapshotID), "parent of %d", sn.SnapshotID)
+	}
+}

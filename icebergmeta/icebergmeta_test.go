@@ -502,3 +502,41 @@ func TestAppendDeterministicMetadata(t *testing.T) {
 	require.JSONEq(t, string(a.Metadata), string(b.Metadata))
 	require.Equal(t, a.Metadata, b.Metadata)
 }
+
+// TestNewTableBoundsMetadataLog: a new table's metadata-log keeps 10
+// previous files unless the definition says otherwise, and the caller's
+// properties are not modified.
+func TestNewTableBoundsMetadataLog(t *testing.T) {
+	_, meta, err := icebergmeta.NewTable(earthquakesSchema(), location, tableUUID, nil)
+	require.NoError(t, err)
+	md, err := table.ParseMetadataBytes(meta)
+	require.NoError(t, err)
+	require.Equal(t, "10", md.Properties()["write.metadata.previous-versions-max"])
+
+	props := map[string]string{"write.metadata.previous-versions-max": "3"}
+	_, meta, err = icebergmeta.NewTable(earthquakesSchema(), location, tableUUID, props)
+	require.NoError(t, err)
+	md, err = table.ParseMetadataBytes(meta)
+	require.NoError(t, err)
+	require.Equal(t, "3", md.Properties()["write.metadata.previous-versions-max"])
+	require.Len(t, props, 1)
+
+	// Twelve commits later the log names the 10 newest previous files.
+	s := newStore()
+	loc, meta, err := icebergmeta.NewTable(earthquakesSchema(), location, tableUUID, nil)
+	require.NoError(t, err)
+	s.put(loc, meta)
+	res := &icebergmeta.CommitResult{MetadataLocation: loc, Metadata: meta}
+	now := time.Now().Truncate(time.Millisecond)
+	for id := int64(1); id <= 12; id++ {
+		res = s.commit(t, res.MetadataLocation, res.Metadata, id, now.Add(time.Duration(id)*time.Millisecond),
+			rangeFile(0, id*10, id*10+10, now, 0.1, 5))
+	}
+	md, err = table.ParseMetadataBytes(res.Metadata)
+	require.NoError(t, err)
+	n := 0
+	for range md.PreviousFiles() {
+		n++
+	}
+	require.Equal(t, 10, n)
+}

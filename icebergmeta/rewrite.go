@@ -32,15 +32,22 @@ type RewriteInput struct {
 	// Added are data files to add (may be empty), none of them a file of
 	// the current snapshot.
 	Added []AddedFile
-	// SnapshotID, Now, Read and CommitUUID are as in AppendInput.
+	// Replace makes the snapshot's operation "replace" (Iceberg spec:
+	// files added and removed without changing table data), for files that
+	// hold the same rows as the ones they replace. Rewrite rejects it
+	// when the added and removed record counts differ.
+	Replace bool
+	// SnapshotID, Now, Read, CommitUUID and Summary are as in AppendInput.
 	SnapshotID int64
 	Now        time.Time
 	Read       ReadFunc
 	CommitUUID uuid.UUID
+	Summary    map[string]string
 }
 
 // Rewrite makes a new snapshot of branch main that removes in.Removed and
-// adds in.Added: operation "delete" when it adds nothing, "overwrite"
+// adds in.Added: operation "replace" when in.Replace says the added files
+// hold the same rows, else "delete" when it adds nothing and "overwrite"
 // otherwise.
 //
 // Its manifest list holds, in order: a new manifest of the added files (if
@@ -59,7 +66,8 @@ type RewriteInput struct {
 // totals (the parent's minus the removed plus the added).
 //
 // Errors: a wrapped error when in.Removed is empty, a removed file is not
-// in the current snapshot, an added file already is, or as for Append.
+// in the current snapshot, an added file already is, a replace changes the
+// record count, or as for Append.
 func Rewrite(ctx context.Context, in RewriteInput) (*CommitResult, error) {
 	if len(in.Removed) == 0 {
 		return nil, fmt.Errorf("icebergmeta: rewrite: no file removed")
@@ -104,7 +112,7 @@ func Rewrite(ctx context.Context, in RewriteInput) (*CommitResult, error) {
 	live := make(map[string]struct{})
 	var deletedFiles, deletedRecords, deletedSize int64
 	rewritten := 0
-	for _, m := range parentManifests {
+	for _, m := range liveManifests(parentManifests) {
 		if m.ManifestContent() != iceberg.ManifestContentData {
 			manifests = append(manifests, m)
 			continue
@@ -213,8 +221,16 @@ func Rewrite(ctx context.Context, in RewriteInput) (*CommitResult, error) {
 		summaryChangedPartitionCount: strconv.Itoa(len(partitions)),
 	}
 	op := table.OpDelete
-	if len(in.Added) > 0 {
+	switch {
+	case in.Replace:
+		if addedRecords != deletedRecords {
+			return nil, fmt.Errorf("icebergmeta: rewrite: a replace adds %d records and removes %d", addedRecords, deletedRecords)
+		}
+		op = table.OpReplace
+	case len(in.Added) > 0:
 		op = table.OpOverwrite
+	}
+	if len(in.Added) > 0 {
 		props[summaryAddedDataFiles] = strconv.Itoa(len(in.Added))
 		props[summaryAddedRecords] = strconv.FormatInt(addedRecords, 10)
 		props[summaryAddedFilesSize] = strconv.FormatInt(addedSize, 10)
@@ -228,6 +244,9 @@ func Rewrite(ctx context.Context, in RewriteInput) (*CommitResult, error) {
 	total(summaryTotalDeleteFiles, 0)
 	total(summaryTotalPositionDeletes, 0)
 	total(summaryTotalEqualityDeletes, 0)
+	for k, v := range in.Summary {
+		props[k] = v
+	}
 	summary := table.Summary{Operation: op, Properties: props}
 
 	res, err := c.finish(table.Snapshot{

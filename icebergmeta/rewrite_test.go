@@ -156,3 +156,58 @@ func TestRewriteRejectsUnknownFiles(t *testing.T) {
 	})
 	require.ErrorContains(t, err, "no current snapshot")
 }
+
+// TestRewriteReplace: a replace puts files holding the same rows in the
+// place of others (Iceberg spec: operation "replace", data unchanged); it
+// is refused when the record counts differ. A manifest left with only
+// DELETED entries is not carried into later snapshots, so replacing files
+// every round does not grow the manifest list.
+func TestRewriteReplace(t *testing.T) {
+	s := newStore()
+	metaLoc, meta, err := icebergmeta.NewTable(earthquakesSchema(), location, tableUUID, nil)
+	require.NoError(t, err)
+	s.put(metaLoc, meta)
+	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
+	now := time.Now().Add(time.Second).Truncate(time.Millisecond)
+	// Two tail files of partition 0 in two load snapshots, then one indexed
+	// file of the same 300 records.
+	tail1, tail2 := rangeFile(0, 0, 100, t0, 0.2, 5.1), rangeFile(0, 100, 300, t0, 0.1, 6.3)
+	r1 := s.commit(t, metaLoc, meta, 1001, now, tail1)
+	r2 := s.commit(t, r1.MetadataLocation, r1.Metadata, 2002, now.Add(time.Second), tail2)
+	indexed := rangeFile(0, 0, 300, t0, 0.1, 6.3)
+
+	_, err = icebergmeta.Rewrite(context.Background(), icebergmeta.RewriteInput{
+		Metadata: r2.Metadata, MetadataLocation: r2.MetadataLocation, Removed: []string{tail1.Path},
+		Added: []icebergmeta.AddedFile{indexed}, Replace: true, SnapshotID: 3003, Now: now.Add(2 * time.Second), Read: s.read,
+	})
+	require.ErrorContains(t, err, "a replace adds 300 records and removes 100")
+
+	res, err := icebergmeta.Rewrite(context.Background(), icebergmeta.RewriteInput{
+		Metadata: r2.Metadata, MetadataLocation: r2.MetadataLocation, Removed: []string{tail1.Path, tail2.Path},
+		Added: []icebergmeta.AddedFile{indexed}, Replace: true, SnapshotID: 3003, Now: now.Add(2 * time.Second), Read: s.read,
+	})
+	require.NoError(t, err)
+	for _, f := range res.Files {
+		s.put(f.Location, f.Content)
+	}
+	s.put(res.MetadataLocation, res.Metadata)
+	tbl := loadTable(t, s, res.MetadataLocation)
+	snap := tbl.Metadata().CurrentSnapshot()
+	require.Equal(t, table.OpReplace, snap.Summary.Operation)
+	require.Equal(t, "300", snap.Summary.Properties["total-records"])
+	require.Equal(t, "300", snap.Summary.Properties["added-records"])
+	require.Equal(t, "300", snap.Summary.Properties["deleted-records"])
+	require.Equal(t, paths(indexed), plannedPaths(t, tbl))
+	require.Len(t, manifestsOf(t, s, res), 3, "the added manifest and the two tail manifests, all DELETED")
+
+	// The next append lists the new manifest and the indexed file's, not
+	// the two that only record the replace's deletions.
+	next := rangeFile(0, 300, 400, t0, 0.1, 6.3)
+	r4 := s.commit(t, res.MetadataLocation, res.Metadata, 4004, now.Add(3*time.Second), next)
+	ms := manifestsOf(t, s, r4)
+	require.Len(t, ms, 2)
+	for _, m := range ms {
+		require.True(t, m.HasAddedFiles() || m.HasExistingFiles(), m.FilePath())
+	}
+	require.Equal(t, paths(indexed, next), plannedPaths(t, loadTable(t, s, r4.MetadataLocation)))
+}

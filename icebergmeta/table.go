@@ -3,6 +3,8 @@ package icebergmeta
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"strconv"
 	"strings"
 
 	"github.com/apache/iceberg-go"
@@ -67,8 +69,9 @@ func checkSchema(schema *iceberg.Schema) error {
 //
 // The schema is kept as given: its field ids are the table's (codec assigns
 // them once, design §4.2), and its schema id becomes 0. props are the
-// table's properties as given; reserved keys (format-version, uuid, …) are
-// an error. last-updated-ms is the wall clock: iceberg-go offers no way to
+// table's properties as given, plus write.metadata.previous-versions-max =
+// DefaultMetadataPreviousVersionsMax unless props set it; reserved keys
+// (format-version, uuid, …) are an error. last-updated-ms is the wall clock: iceberg-go offers no way to
 // set it, and the first Append replaces it.
 func NewTable(schema *iceberg.Schema, location string, tableUUID uuid.UUID, props map[string]string) (metadataLocation string, metadataJSON []byte, err error) {
 	location = strings.TrimRight(location, "/")
@@ -88,6 +91,13 @@ func NewTable(schema *iceberg.Schema, location string, tableUUID uuid.UUID, prop
 	// schema whose ids codec assigned otherwise. AddSchema also sets the
 	// schema's id, so it gets a copy.
 	sc := iceberg.NewSchemaWithIdentifiers(0, schema.IdentifierFieldIDs, schema.Fields()...)
+	if _, ok := props[PropMetadataPreviousVersionsMax]; !ok {
+		props = maps.Clone(props)
+		if props == nil {
+			props = map[string]string{}
+		}
+		props[PropMetadataPreviousVersionsMax] = strconv.Itoa(DefaultMetadataPreviousVersionsMax)
+	}
 	b, err := table.NewMetadataBuilder(FormatVersion)
 	if err != nil {
 		return "", nil, err
@@ -120,6 +130,16 @@ func NewTable(schema *iceberg.Schema, location string, tableUUID uuid.UUID, prop
 
 	return metadataFileLocation(location, 0, tableUUID), metadataJSON, nil
 }
+
+// PropMetadataPreviousVersionsMax is Iceberg's bound on the metadata-log
+// (the previous metadata files a metadata JSON lists).
+const PropMetadataPreviousVersionsMax = "write.metadata.previous-versions-max"
+
+// DefaultMetadataPreviousVersionsMax is the metadata-log bound of a new
+// table. Java's default is 100; a Mink table commits on every load that
+// finds new records, each metadata file can be hundreds of KiB, and
+// collection keeps the files the log names, so Mink keeps 10.
+const DefaultMetadataPreviousVersionsMax = 10
 
 func metadataFileLocation(location string, version int, id uuid.UUID) string {
 	return fmt.Sprintf("%s/metadata/%05d-%s.metadata.json", location, version, id)

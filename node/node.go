@@ -206,8 +206,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Loads are zero-lag (design §4.4): the tail of Kafka past the
-	// committed snapshot comes as a transient child snapshot.
+	// Loads are zero-lag (docs/design.md §4.4): a load commits the tail of
+	// Kafka past the table's content as a child snapshot and answers it.
 	loader := tail.New(n.pool, n.kafka, tail.Config{OnBuilt: n.warm, Registerer: reg, Logger: log})
 	cat, err := catalog.New(catalog.Config{Warehouse: cfg.Warehouse, AdvertiseURL: cfg.Advertise, Logger: log,
 		Loader: loader}, n.pool)

@@ -191,7 +191,7 @@ func validate(def *Definition) error {
 	}
 	for k, v := range def.Properties {
 		switch k {
-		case icebergmeta.PropMaxSnapshotAge, icebergmeta.PropMinSnapshotsToKeep,
+		case icebergmeta.PropMaxSnapshotAge, icebergmeta.PropMinSnapshotsToKeep, icebergmeta.PropMaxSnapshots,
 			icebergmeta.PropManifestMinCountToMerge, icebergmeta.PropManifestTargetSize:
 			if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
 				return fmt.Errorf("%w: property %s must be a non-negative integer, not %q", ErrInvalid, k, v)
@@ -358,6 +358,11 @@ type Querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
+// Beginner is a pool or connection: what opens a transaction.
+type Beginner interface {
+	BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error)
+}
+
 func scan(row pgx.Row) (*Table, error) {
 	var t Table
 	var schemaJSON, propsJSON []byte
@@ -425,6 +430,15 @@ func GetByKey(ctx context.Context, q Querier, warehouse, tableKey string) (*Tabl
 // DLQ returns the dead-letter table of table id.
 func DLQ(ctx context.Context, q Querier, id int64) (*Table, error) {
 	return scan(q.QueryRow(ctx, selectTable+` WHERE dlq_of = $1`, id))
+}
+
+// Source returns the table whose topic and partitions t has: t itself, or
+// the parent of a dead-letter table.
+func Source(ctx context.Context, q Querier, t *Table) (*Table, error) {
+	if t.DLQOf == nil {
+		return t, nil
+	}
+	return Get(ctx, q, *t.DLQOf)
 }
 
 // List returns every table, dead-letter tables included, by name.

@@ -84,7 +84,7 @@ func TestSnapshotExpiryAndCollection(t *testing.T) {
 	var loc string
 	require.NoError(t, pool.QueryRow(ctx, `SELECT metadata_location FROM tables WHERE id = $1`, tbl.ID).Scan(&loc))
 	files := map[string][]byte{}
-	rows, err := pool.Query(ctx, `SELECT path, content FROM metadata_files WHERE table_id = $1 AND expires_at IS NULL`, tbl.ID)
+	rows, err := pool.Query(ctx, `SELECT path, content FROM metadata_files WHERE table_id = $1`, tbl.ID)
 	require.NoError(t, err)
 	for rows.Next() {
 		var p string

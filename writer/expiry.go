@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/minkhq/mink/cluster"
+	"github.com/minkhq/mink/commit"
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/icebergmeta"
 	"github.com/minkhq/mink/kafka"
@@ -158,13 +159,21 @@ func (w *Writer) rewriteFiles(ctx context.Context, l cluster.Lease, t, src *tabl
 		return nil
 	}
 
-	meta, now, err := currentMetadata(ctx, w.pool, t)
+	tx, err := w.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	// Table loads may have committed since: build on the head under the
+	// table's row lock (only the writer removes data files, so the files
+	// to remove are still there).
+	h, err := commit.Lock(ctx, tx, t, src)
 	if err != nil {
 		return err
 	}
 	in := icebergmeta.RewriteInput{
-		Metadata: meta, MetadataLocation: t.MetadataLocation, Removed: removed,
-		SnapshotID: icebergmeta.NewSnapshotID(), Now: now, Read: w.read,
+		Metadata: h.Metadata, MetadataLocation: h.MetadataLocation, Removed: removed,
+		SnapshotID: icebergmeta.NewSnapshotID(), Now: h.Now, Read: commit.Reader(tx), Summary: writerSummary,
 	}
 	for _, a := range added {
 		in.Added = append(in.Added, icebergmeta.AddedFile{Path: warehouse + a.key, Partition: a.partition,
@@ -178,13 +187,7 @@ func (w *Writer) rewriteFiles(ctx context.Context, l cluster.Lease, t, src *tabl
 	if len(added) > 0 {
 		op = "overwrite"
 	}
-
-	tx, err := w.pool.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback(ctx)
-	if err := storeSnapshot(ctx, tx, l, t, op, res); err != nil {
+	if err := commit.Store(ctx, tx, h, &l, op, res); err != nil {
 		return err
 	}
 	// Removed rows first: only one live row per (table, partition, start).

@@ -1,0 +1,97 @@
+package writer
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/minkhq/mink/commit"
+	"github.com/minkhq/mink/datafile"
+)
+
+// TestPlanPartition: how one round turns tail files into indexed data
+// files without adding or dropping a row (docs/design.md §4.6).
+func TestPlanPartition(t *testing.T) {
+	idx := func(s, e int64) indexedFile {
+		return indexedFile{key: "i", start: s, end: e, stats: datafile.Stats{RecordCount: e - s}}
+	}
+	tl := func(s, e int64) *commit.TailFile { return &commit.TailFile{Key: "t", Start: s, End: e, Records: e - s} }
+	type want struct {
+		appendFiles, replaceFiles, removeTails, adopt [][2]int64
+		bridge, remainder                             *[2]int64
+		end                                           int64
+	}
+	spans := func(fs []indexedFile) (out [][2]int64) {
+		for _, f := range fs {
+			out = append(out, [2]int64{f.start, f.end})
+		}
+		return out
+	}
+	tspans := func(fs []*commit.TailFile) (out [][2]int64) {
+		for _, f := range fs {
+			out = append(out, [2]int64{f.Start, f.End})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name   string
+		e, tgt int64
+		files  []indexedFile
+		tails  []*commit.TailFile
+		want   want
+	}{
+		{name: "no loads: every indexed file is appended", e: 100, tgt: 300,
+			files: []indexedFile{idx(100, 200), idx(200, 300)},
+			want:  want{appendFiles: [][2]int64{{100, 200}, {200, 300}}, end: 300}},
+		{name: "loads ahead: tail files up to the indexed end are replaced, the rest is a remainder", e: 400, tgt: 300,
+			files: []indexedFile{idx(100, 180), idx(180, 300)},
+			tails: []*commit.TailFile{tl(100, 250), tl(250, 350), tl(350, 400)},
+			want: want{replaceFiles: [][2]int64{{100, 180}, {180, 300}}, removeTails: [][2]int64{{100, 250}, {250, 350}},
+				remainder: &[2]int64{300, 350}, end: 400}},
+		{name: "tail boundaries that meet an indexed end need no remainder", e: 400, tgt: 300,
+			files: []indexedFile{idx(100, 300)},
+			tails: []*commit.TailFile{tl(100, 250), tl(250, 300), tl(300, 400)},
+			want:  want{replaceFiles: [][2]int64{{100, 300}}, removeTails: [][2]int64{{100, 250}, {250, 300}}, end: 400}},
+		{name: "indexing ahead: the file across the content end is bridged", e: 250, tgt: 400,
+			files: []indexedFile{idx(100, 200), idx(200, 300), idx(300, 400)},
+			tails: []*commit.TailFile{tl(100, 250)},
+			want: want{appendFiles: [][2]int64{{300, 400}}, bridge: &[2]int64{250, 300},
+				replaceFiles: [][2]int64{{100, 200}, {200, 300}}, removeTails: [][2]int64{{100, 250}}, end: 400}},
+		{name: "a tail file of exactly an indexed range is adopted", e: 300, tgt: 300,
+			files: []indexedFile{idx(100, 200), idx(200, 300)},
+			tails: []*commit.TailFile{tl(100, 200), tl(200, 300)},
+			want:  want{adopt: [][2]int64{{100, 200}, {200, 300}}, end: 300}},
+		{name: "indexed files below the content end that no tail covers are new rows", e: 500, tgt: 300,
+			files: []indexedFile{idx(100, 300)},
+			want:  want{appendFiles: [][2]int64{{100, 300}}, end: 500}},
+		{name: "ranges without a row move the end", e: 100, tgt: 250, want: want{end: 250}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pp := planPartition(tc.e, tc.tgt, tc.files, tc.tails)
+			require.Equal(t, tc.want.appendFiles, spans(pp.appendFiles), "append")
+			require.Equal(t, tc.want.replaceFiles, spans(pp.replaceFiles), "replace")
+			require.Equal(t, tc.want.removeTails, tspans(pp.removeTails), "remove")
+			require.Equal(t, tc.want.adopt, tspans(pp.adopt), "adopt")
+			require.Equal(t, tc.want.bridge, pp.bridge, "bridge")
+			require.Equal(t, tc.want.remainder, pp.remainder, "remainder")
+			require.Equal(t, tc.want.end, pp.end, "end")
+			// Rows: what a replace removes equals what it adds.
+			if len(pp.removeTails) > 0 {
+				var removed, added int64
+				for _, f := range pp.removeTails {
+					removed += f.Records
+				}
+				if pp.bridge != nil {
+					removed += pp.bridge[1] - pp.bridge[0]
+				}
+				for _, f := range pp.replaceFiles {
+					added += f.stats.RecordCount
+				}
+				if pp.remainder != nil {
+					added += pp.remainder[1] - pp.remainder[0]
+				}
+				require.Equal(t, removed, added)
+			}
+		})
+	}
+}

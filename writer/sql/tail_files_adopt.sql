@@ -1,0 +1,8 @@
+-- A live tail file whose range is exactly an indexed range is that range's
+-- data file (the same key, the same bytes): the data file takes the tail
+-- file's place, committed by the snapshot that added it, and the tail row
+-- goes. Returns the keys and the committing snapshots.
+-- $1 table id, $2 keys.
+DELETE FROM tail_files
+WHERE table_id = $1 AND path = ANY($2) AND removed_snapshot_id IS NULL
+RETURNING path, committed_snapshot_id;
