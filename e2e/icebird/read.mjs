@@ -8,8 +8,10 @@
 // snapshot through the S3 API at the s3.endpoint the load's config names
 // (path style), and prints one JSON document per row on stdout. In those
 // documents an int64 (a JavaScript BigInt) is a decimal string, a
-// timestamp is ISO 8601 in UTC (milliseconds: hyparquet's Date), binary is
-// base64, and a null field is absent.
+// timestamp is ISO 8601 in UTC (milliseconds: hyparquet's Date), and a
+// null is null. Binary columns come back as text: hyparquet decodes a
+// BYTE_ARRAY as UTF-8 unless told otherwise, and icebird does not tell it;
+// bytes it does return (a Uint8Array) are printed as base64.
 import { icebergRead } from 'icebird'
 
 const [catalog, table] = process.argv.slice(2)
