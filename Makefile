@@ -1,6 +1,8 @@
 # Mink: `make dev` runs the demo, `make test` runs the tests.
 # Both install what is missing: PostgreSQL from Debian's packages (its
-# binaries only; Mink starts throwaway clusters) and the Go modules.
+# binaries only; Mink starts throwaway clusters) and the Go modules;
+# `make test` also Node.js and npm from Debian's packages (the e2e tests
+# read tables with a second Iceberg reader, icebird, an npm package).
 SHELL := /bin/bash
 export PATH := /usr/local/go/bin:$(HOME)/go/bin:$(PATH)
 GO ?= go
@@ -24,6 +26,7 @@ dev: build
 
 # One throwaway PostgreSQL for the whole run; each test gets its own schema.
 test: deps
+	@scripts/ensure-node
 	$(GO) vet ./...
 	$(GO) run ./internal/pgtest/withpg -- bash -c '$(GO) test -count=1 -timeout 15m ./... && $(GO) test -count=1 -race -timeout 10m ./cluster/ ./objects/ ./catalog/'
 

@@ -13,10 +13,12 @@
 //	<location>/metadata/snap-<snapshot id>-1-<uuid>.avro Append: the manifest list
 //
 // where <uuid> is the commit's UUID (AppendInput.CommitUUID) for the files of
-// one commit. Avro files carry a random sync marker, so the bytes of a
-// manifest or a manifest list differ between two runs of the same commit;
-// nothing here needs them to be deterministic (they are stored once, served
-// byte-exact from Postgres).
+// one commit. Manifests and manifest lists are Avro object container files
+// with the "null" codec, which every reader reads (avro.go says why). Avro
+// files carry a random sync marker, so the bytes of a manifest or a
+// manifest list differ between two runs of the same commit; nothing here
+// needs them to be deterministic (they are stored once, served byte-exact
+// from Postgres).
 package icebergmeta
 
 import (

@@ -85,8 +85,7 @@ func Append(ctx context.Context, in AppendInput) (*CommitResult, error) {
 		addedRecords += f.Stats.RecordCount
 		addedSize += f.FileSize
 	}
-	var manifestBuf bytes.Buffer
-	manifest, err := iceberg.WriteManifest(manifestLocation, &manifestBuf, FormatVersion, spec, schema, snapshotID, entries)
+	manifest, manifestFile, err := writeManifest(manifestLocation, spec, schema, snapshotID, entries)
 	if err != nil {
 		return nil, fmt.Errorf("icebergmeta: append: write manifest: %w", err)
 	}
@@ -127,16 +126,16 @@ func Append(ctx context.Context, in AppendInput) (*CommitResult, error) {
 		}
 	}
 	manifestListLocation := fmt.Sprintf("%s/metadata/snap-%d-1-%s.avro", location, snapshotID, commitUUID)
-	var listBuf bytes.Buffer
-	if err := iceberg.WriteManifestList(FormatVersion, &listBuf, snapshotID, parentID, &seq, 0, manifests); err != nil {
+	list, err := writeManifestList(manifestListLocation, snapshotID, parentID, seq, manifests)
+	if err != nil {
 		return nil, fmt.Errorf("icebergmeta: append: write manifest list: %w", err)
 	}
 
-	files := []OutputFile{{Location: manifestLocation, Content: manifestBuf.Bytes()}}
+	files := []OutputFile{*manifestFile}
 	if merged != nil {
 		files = append(files, *merged)
 	}
-	files = append(files, OutputFile{Location: manifestListLocation, Content: listBuf.Bytes()})
+	files = append(files, *list)
 
 	summary := appendSummary(len(in.Added), addedRecords, addedSize, len(partitions), previousSummary)
 	for k, v := range in.Summary {

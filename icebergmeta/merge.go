@@ -85,8 +85,7 @@ func mergeManifests(ctx context.Context, read ReadFunc, base table.Metadata, man
 			entries = append(entries, iceberg.NewManifestEntry(iceberg.EntryStatusEXISTING, &sid, &seq, e.FileSequenceNum(), e.DataFile()))
 		}
 	}
-	var buf bytes.Buffer
-	merged, err := iceberg.WriteManifest(loc, &buf, FormatVersion, base.PartitionSpec(), base.CurrentSchema(), snapshotID, entries)
+	merged, file, err := writeManifest(loc, base.PartitionSpec(), base.CurrentSchema(), snapshotID, entries)
 	if err != nil {
 		return nil, nil, fmt.Errorf("write merged manifest: %w", err)
 	}
@@ -100,5 +99,5 @@ func mergeManifests(ctx context.Context, read ReadFunc, base table.Metadata, man
 			out = append(out, m)
 		}
 	}
-	return out, &OutputFile{Location: loc, Content: buf.Bytes()}, nil
+	return out, file, nil
 }

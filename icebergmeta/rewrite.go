@@ -156,12 +156,11 @@ func Rewrite(ctx context.Context, in RewriteInput) (*CommitResult, error) {
 		}
 		rewritten++
 		loc := fmt.Sprintf("%s/metadata/%s-m%d.avro", location, commitUUID, rewritten)
-		var buf bytes.Buffer
-		nm, err := iceberg.WriteManifest(loc, &buf, FormatVersion, spec, schema, snapshotID, out)
+		nm, file, err := writeManifest(loc, spec, schema, snapshotID, out)
 		if err != nil {
 			return nil, fmt.Errorf("icebergmeta: rewrite: write manifest: %w", err)
 		}
-		files = append(files, OutputFile{Location: loc, Content: buf.Bytes()})
+		files = append(files, *file)
 		manifests = append(manifests, nm)
 	}
 	for p, found := range removed {
@@ -194,21 +193,20 @@ func Rewrite(ctx context.Context, in RewriteInput) (*CommitResult, error) {
 			addedRecords += f.Stats.RecordCount
 			addedSize += f.FileSize
 		}
-		var buf bytes.Buffer
-		m, err := iceberg.WriteManifest(manifestLocation, &buf, FormatVersion, spec, schema, snapshotID, entries)
+		m, file, err := writeManifest(manifestLocation, spec, schema, snapshotID, entries)
 		if err != nil {
 			return nil, fmt.Errorf("icebergmeta: rewrite: write manifest: %w", err)
 		}
-		files = append([]OutputFile{{Location: manifestLocation, Content: buf.Bytes()}}, files...)
+		files = append([]OutputFile{*file}, files...)
 		manifests = append([]iceberg.ManifestFile{m}, manifests...)
 	}
 
 	manifestListLocation := fmt.Sprintf("%s/metadata/snap-%d-1-%s.avro", location, snapshotID, commitUUID)
-	var listBuf bytes.Buffer
-	if err := iceberg.WriteManifestList(FormatVersion, &listBuf, snapshotID, &parentID, &seq, 0, manifests); err != nil {
+	list, err := writeManifestList(manifestListLocation, snapshotID, &parentID, seq, manifests)
+	if err != nil {
 		return nil, fmt.Errorf("icebergmeta: rewrite: write manifest list: %w", err)
 	}
-	files = append(files, OutputFile{Location: manifestListLocation, Content: listBuf.Bytes()})
+	files = append(files, *list)
 
 	var previous iceberg.Properties
 	if parent.Summary != nil {
