@@ -377,7 +377,10 @@ type tailFile struct {
 // file built now from the end of that chain to the range's end. Partitions
 // build in parallel.
 func (l *Loader) buildTail(ctx context.Context, t, src *tables.Table, tail []tailRange) ([]tailFile, error) {
-	spec := &datafile.Spec{Schema: src.Schema, KeyFormat: src.KeyFormat, ValueFormat: src.ValueFormat}
+	spec, err := src.Spec()
+	if err != nil {
+		return nil, err
+	}
 	chains, err := l.reusable(ctx, t, tail)
 	if err != nil {
 		return nil, err
