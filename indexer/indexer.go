@@ -89,12 +89,11 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Indexer {
 	}
 	labels := []string{"table", "partition"}
 	m := metrics{
-		records:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_indexed_records_total", Help: "Kafka records indexed (rows and dead letters)."}, labels),
-		bytes:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_indexed_bytes_total", Help: "Key and value bytes of indexed records."}, labels),
-		ranges:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_indexed_ranges_total", Help: "Indexed ranges inserted."}, labels),
-		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_dead_letters_total", Help: "Records sent to the dead-letter table."}, labels),
-		unknownFields: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_json_unknown_fields_total",
-			Help: "JSON fields of indexed records, at any depth, that match no column: left out of rows, or the reason of a dead letter."}, labels),
+		records:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_indexed_records_total", Help: "Kafka records indexed (rows and dead letters)."}, labels),
+		bytes:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_indexed_bytes_total", Help: "Key and value bytes of indexed records."}, labels),
+		ranges:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_indexed_ranges_total", Help: "Indexed ranges inserted."}, labels),
+		deadLetters:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_dead_letters_total", Help: "Records sent to the dead-letter table."}, labels),
+		unknownFields: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_json_unknown_fields_total", Help: "JSON fields of indexed records, at any depth, that match no column: left out of rows, or the reason of a dead letter."}, labels),
 		indexedOffset: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mink_indexed_offset", Help: "End offset of the last indexed range."}, labels),
 		lag:           prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mink_partition_lag_records", Help: "Last stable offset (as of the last fetch) minus the indexed offset."}, labels),
 	}
