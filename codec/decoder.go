@@ -122,10 +122,11 @@ func (d *Decoder) Unknown() int {
 
 // UnknownPaths returns the paths of the first unknown fields of the last
 // decoded value (at most 10; all of them when Unknown() ≤ 10), in the
-// order of the input: the names of the enclosing fields and the key,
-// joined by dots, with "element" for a list element and "value" for a map
-// value, as Iceberg names nested fields (e.g. "address.zip",
-// "items.element.sku"). The slices are valid until the next Decode.
+// order of the input: the names of the enclosing fields (as the schema
+// spells them) and the key (as the value spells it), joined by dots, with
+// "element" for a list element and "value" for a map value, as Iceberg
+// names nested fields (e.g. "address.zip", "items.element.sku"). The
+// slices are valid until the next Decode.
 func (d *Decoder) UnknownPaths() [][]byte {
 	d.paths = d.paths[:0]
 	if d.format == JSON {
