@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/devenv"
 )
 
@@ -166,7 +167,7 @@ func TestRetentionDropsRecordsBelowLogStart(t *testing.T) {
 	})
 	var straddle bool
 	for _, f := range rb.files {
-		straddle = straddle || strings.HasSuffix(f, "/data/0/60-80-1.parquet")
+		straddle = straddle || strings.HasSuffix(f, fmt.Sprintf("/data/0/60-80-%d.parquet", datafile.EncoderVersion))
 	}
 	require.True(t, straddle, "the straddling file is rebuilt from the log start: %v", rb.files)
 
