@@ -195,6 +195,7 @@ func TestJSONUnknownDeadLetter(t *testing.T) {
 	rec, dec, err := rowsWith(t, opts, sc, `{"a":1,"s":{"b":2}}`)
 	require.NoError(t, err)
 	require.Equal(t, int64(1), rec.Column(1).(*array.Int64).Value(0))
+	require.Equal(t, 0, dec.Unknown())
 	_, dec, err = rowsWith(t, opts, sc, `{"a":1,"s":{"b":2,"zip":"x"},"w":null}`)
 	require.EqualError(t, err, `unknown fields (mink.json.unknown-fields = dead-letter): "s.zip", "w"`)
 	require.Equal(t, 2, dec.Unknown())
