@@ -126,13 +126,11 @@ func (d *Decoder) Unknown() int {
 // spells them) and the key (as the value spells it), joined by dots, with
 // "element" for a list element and "value" for a map value, as Iceberg
 // names nested fields (e.g. "address.zip", "items.element.sku"). The
-// slices are valid until the next Decode.
+// slices are valid until the next Decode or UnknownPaths.
 func (d *Decoder) UnknownPaths() [][]byte {
 	d.paths = d.paths[:0]
 	if d.format == JSON {
-		for i := range d.js.unkEnds {
-			d.paths = append(d.paths, d.js.unknownPath(i))
-		}
+		d.paths = d.js.unknownPaths(d.paths)
 	}
 	return d.paths
 }

@@ -69,14 +69,23 @@ type jsonParser struct {
 	digits  []byte
 	folded  []byte // a key in folded form (case-insensitive matching)
 	// unknown counts the fields of the value that match no field of the
-	// schema, at any depth; unkPaths holds the paths of the first
-	// maxUnknownNames of them, ending at unkEnds.
-	unknown  int
-	unkPaths []byte
-	unkEnds  []int
+	// schema, at any depth; unkKeys locates the first maxUnknownNames of
+	// them. Their paths are built only when asked for (unknownPaths).
+	unknown   int
+	unkKeys   []unknownKey
+	unkCopies []byte // keys with escapes, decoded
+	unkPaths  []byte
 	// noMatch is the first struct whose object had keys, none of which
 	// matched one of its fields.
 	noMatch *node
+}
+
+// unknownKey is the key of an unknown field of an object of struct n: at
+// off in the input, or in unkCopies when it had escapes.
+type unknownKey struct {
+	n      *node
+	off, l int32
+	copied bool
 }
 
 // syntaxError is invalid JSON; it is not prefixed with a field path.
@@ -151,9 +160,9 @@ func (p *jsonParser) skipWS() {
 func (p *jsonParser) parse(root *node, in []byte) error {
 	p.in, p.pos, p.depth = in, 0, 0
 	p.tape, p.scratch = p.tape[:0], p.scratch[:0]
-	p.unknown, p.unkPaths, p.unkEnds, p.noMatch = 0, p.unkPaths[:0], p.unkEnds[:0], nil
+	p.unknown, p.unkKeys, p.unkCopies, p.noMatch = 0, p.unkKeys[:0], p.unkCopies[:0], nil
 	if err := p.parseTop(root); err != nil {
-		p.unknown, p.unkEnds = 0, p.unkEnds[:0]
+		p.unknown, p.unkKeys = 0, p.unkKeys[:0]
 		return err
 	}
 	// Reported after the whole value is read, so that the reason names
@@ -186,39 +195,58 @@ func (p *jsonParser) parseTop(root *node) error {
 }
 
 // addUnknown counts the key of an object of struct n that matches none of
-// its fields, and keeps its path while fewer than maxUnknownNames are kept.
-func (p *jsonParser) addUnknown(n *node, key []byte) {
+// its fields, and locates it while fewer than maxUnknownNames are kept.
+// inInput says whether key is the input's bytes at keyAt (no escapes).
+func (p *jsonParser) addUnknown(n *node, key []byte, keyAt int, inInput bool) {
 	p.unknown++
-	if len(p.unkEnds) == maxUnknownNames {
+	if len(p.unkKeys) == maxUnknownNames {
 		return
 	}
-	if n.path != "" {
-		p.unkPaths = append(append(p.unkPaths, n.path...), '.')
+	k := unknownKey{n: n, off: int32(keyAt), l: int32(len(key))}
+	if !inInput {
+		k.off, k.copied = int32(len(p.unkCopies)), true
+		p.unkCopies = append(p.unkCopies, key...)
 	}
-	p.unkPaths = append(p.unkPaths, key...)
-	p.unkEnds = append(p.unkEnds, len(p.unkPaths))
+	p.unkKeys = append(p.unkKeys, k)
 }
 
-// unknownPath returns the i-th kept unknown field path.
-func (p *jsonParser) unknownPath(i int) []byte {
-	start := 0
-	if i > 0 {
-		start = p.unkEnds[i-1]
+// unknownPaths appends to dst the paths of the kept unknown fields (the
+// struct's path, a dot, the key), which live in p.unkPaths until the next
+// call.
+func (p *jsonParser) unknownPaths(dst [][]byte) [][]byte {
+	var ends [maxUnknownNames]int
+	p.unkPaths = p.unkPaths[:0]
+	for i, k := range p.unkKeys {
+		if k.n.path != "" {
+			p.unkPaths = append(append(p.unkPaths, k.n.path...), '.')
+		}
+		if k.copied {
+			p.unkPaths = append(p.unkPaths, p.unkCopies[k.off:k.off+k.l]...)
+		} else {
+			p.unkPaths = append(p.unkPaths, p.in[k.off:k.off+k.l]...)
+		}
+		ends[i] = len(p.unkPaths)
 	}
-	return p.unkPaths[start:p.unkEnds[i]]
+	start := 0
+	for i := range p.unkKeys {
+		dst = append(dst, p.unkPaths[start:ends[i]])
+		start = ends[i]
+	}
+	return dst
 }
 
 // unknownList lists the kept unknown field paths, quoted, and the count of
 // the others: `"vbeln", "aufnr"` or `"a", …, "j" and 5 more`.
 func (p *jsonParser) unknownList() string {
 	var b strings.Builder
-	for i := range p.unkEnds {
+	paths := p.unknownPaths(nil)
+	for i, path := range paths {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(strconv.Quote(string(p.unknownPath(i))))
+		b.WriteString(strconv.Quote(string(path)))
 	}
-	if more := p.unknown - len(p.unkEnds); more > 0 {
+	if more := p.unknown - len(paths); more > 0 {
 		fmt.Fprintf(&b, " and %d more", more)
 	}
 	return b.String()
@@ -306,10 +334,14 @@ func (p *jsonParser) parseStruct(n *node) error {
 			if p.pos >= len(p.in) || p.in[p.pos] != '"' {
 				return p.unexpected()
 			}
+			keyAt := p.pos + 1
 			key, err := p.stringTmp()
 			if err != nil {
 				return err
 			}
+			// Escapes always shorten: an unchanged length means the key is
+			// the input's bytes.
+			inInput := p.pos-1-keyAt == len(key)
 			p.skipWS()
 			if p.pos >= len(p.in) || p.in[p.pos] != ':' {
 				return p.unexpected()
@@ -326,7 +358,7 @@ func (p *jsonParser) parseStruct(n *node) error {
 			}
 			if !ok {
 				unknown = true
-				p.addUnknown(n, key)
+				p.addUnknown(n, key, keyAt, inInput)
 				if err := p.skipValue(); err != nil {
 					return err
 				}

@@ -213,12 +213,13 @@ func build(spec *Spec, records []*kgo.Record) (*Result, error) {
 		b.ReserveData(valueBytes)
 	}
 	var dlq *pending
+	var unknown unknownTally
 	for _, r := range records {
 		ts := r.Timestamp.UnixMicro()
 		reason := checkRecord(spec.KeyFormat, r)
 		if reason == nil {
 			reason = dec.Decode(r.Value)
-			res.countUnknown(dec)
+			unknown.add(res, dec)
 		}
 		if reason == nil {
 			data.appendKafka(r, ts, spec.KeyFormat, false)
@@ -254,9 +255,16 @@ func build(spec *Spec, records []*kgo.Record) (*Result, error) {
 	return res, nil
 }
 
-// countUnknown adds the unknown fields of the record dec last decoded, and
-// their paths to the examples while there is room.
-func (res *Result) countUnknown(dec *codec.Decoder) {
+// unknownTally counts a range's unknown JSON fields into a Result and
+// keeps the first distinct paths as examples.
+type unknownTally struct {
+	seen map[string]bool // paths as decoded, while examples are kept
+}
+
+// add counts the unknown fields of the record dec last decoded, and adds
+// their paths to res.UnknownExamples while there is room. Known paths cost
+// no allocation: most ranges repeat a few.
+func (u *unknownTally) add(res *Result, dec *codec.Decoder) {
 	n := dec.Unknown()
 	if n == 0 {
 		return
@@ -266,8 +274,14 @@ func (res *Result) countUnknown(dec *codec.Decoder) {
 		return
 	}
 	for _, p := range dec.UnknownPaths() {
-		name := exampleName(p)
-		if !slices.Contains(res.UnknownExamples, name) {
+		if u.seen[string(p)] {
+			continue
+		}
+		if u.seen == nil {
+			u.seen = make(map[string]bool)
+		}
+		u.seen[string(p)] = true
+		if name := exampleName(p); !slices.Contains(res.UnknownExamples, name) {
 			res.UnknownExamples = append(res.UnknownExamples, name)
 			if len(res.UnknownExamples) == MaxUnknownExamples {
 				return
