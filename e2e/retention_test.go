@@ -261,7 +261,7 @@ func TestCompactionReindexes(t *testing.T) {
 	require.Equal(t, []string{"first", "k0-r1", "k1-r1", "k2-r1", "k3-r1", "k4-r1", "last"}, rb.values)
 	var gen bool
 	for _, f := range rb.files {
-		gen = gen || strings.HasSuffix(f, "-1-g1.parquet")
+		gen = gen || strings.HasSuffix(f, fmt.Sprintf("-%d-g1.parquet", datafile.EncoderVersion))
 	}
 	require.True(t, gen, "the replacement has a key of its own: %v", rb.files)
 }
