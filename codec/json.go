@@ -339,9 +339,7 @@ func (p *jsonParser) parseStruct(n *node) error {
 			if err != nil {
 				return err
 			}
-			// Escapes always shorten: an unchanged length means the key is
-			// the input's bytes.
-			inInput := p.pos-1-keyAt == len(key)
+			keyEnd := p.pos - 1 // the closing quote
 			p.skipWS()
 			if p.pos >= len(p.in) || p.in[p.pos] != ':' {
 				return p.unexpected()
@@ -358,7 +356,9 @@ func (p *jsonParser) parseStruct(n *node) error {
 			}
 			if !ok {
 				unknown = true
-				p.addUnknown(n, key, keyAt, inInput)
+				// Escapes always shorten: an unchanged length means the
+				// key is the input's bytes.
+				p.addUnknown(n, key, keyAt, keyEnd-keyAt == len(key))
 				if err := p.skipValue(); err != nil {
 					return err
 				}
