@@ -12,9 +12,11 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/minkhq/mink/kafka"
@@ -53,6 +55,7 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Handler {
 	h.mux.HandleFunc("GET /admin/v1/tables/{name}", h.getTable)
 	h.mux.HandleFunc("DELETE /admin/v1/tables/{name}", h.deleteTable)
 	h.mux.HandleFunc("GET /admin/v1/tables/{name}/partitions", h.partitions)
+	h.mux.HandleFunc("GET /admin/v1/tables/{name}/status", h.tableStatus)
 	h.mux.HandleFunc("GET /admin/v1/nodes", h.nodes)
 	h.mux.HandleFunc("GET /admin/v1/leases", h.leases)
 	h.mux.HandleFunc("/admin/v1/nodes/{id}/{rest...}", h.forward)
@@ -227,7 +230,22 @@ func (h *Handler) partitions(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	rows, err := h.pool.Query(r.Context(), `
+	out, kerr, err := h.partitionStatus(r.Context(), t)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	body := map[string]any{"table": t.FullName(), "partitions": out}
+	if kerr != nil {
+		body["kafka_error"] = kerr.Error()
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// partitionStatus returns the progress of each partition of t. kerr is set
+// when Kafka could not be asked for its offsets (they are then 0).
+func (h *Handler) partitionStatus(ctx context.Context, t *tables.Table) (out []PartitionStatus, kerr, err error) {
+	rows, err := h.pool.Query(ctx, `
 		SELECT p.partition,
 		       coalesce((SELECT max(end_offset) FROM ranges g WHERE g.table_id = p.table_id AND g.partition = p.partition), p.start_offset),
 		       coalesce((SELECT min(c.end_offset) FROM content_ends c
@@ -241,36 +259,131 @@ func (h *Handler) partitions(w http.ResponseWriter, r *http.Request) {
 		FROM partitions p JOIN leases l ON l.table_id = p.table_id AND l.kind = 'partition' AND l.partition = p.partition
 		WHERE p.table_id = $1 ORDER BY p.partition`, t.ID)
 	if err != nil {
-		h.fail(w, err)
-		return
+		return nil, nil, err
 	}
-	var out []PartitionStatus
 	for rows.Next() {
 		var s PartitionStatus
 		if err := rows.Scan(&s.Partition, &s.IndexedOffset, &s.CommittedOffset, &s.Holder, &s.Epoch, &s.RecordsPerSecond); err != nil {
 			rows.Close()
-			h.fail(w, err)
-			return
+			return nil, nil, err
 		}
 		out = append(out, s)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		h.fail(w, err)
-		return
+		return nil, nil, err
 	}
-	offs, kerr := h.kafka.ListOffsets(r.Context(), t.Topic)
+	offs, kerr := h.kafka.ListOffsets(ctx, t.Topic)
 	for i := range out {
 		if o, ok := offs[out[i].Partition]; ok {
 			out[i].LogStartOffset, out[i].LastStable, out[i].HighWatermark = o.LogStart, o.LastStable, o.HighWatermark
 			out[i].Lag = max(0, o.LastStable-out[i].IndexedOffset)
 		}
 	}
-	body := map[string]any{"table": t.FullName(), "partitions": out}
-	if kerr != nil {
-		body["kafka_error"] = kerr.Error()
+	return out, kerr, nil
+}
+
+// TableStatus is the answer of GET /admin/v1/tables/{ns}.{name}/status:
+// the table's progress and what its records did not fit.
+type TableStatus struct {
+	Table      string            `json:"table"`
+	Partitions []PartitionStatus `json:"partitions"`
+	// KafkaError is set when Kafka could not be asked for its offsets.
+	KafkaError string `json:"kafka_error,omitempty"`
+	// Writer is the holder of the table's writer lease (null when none).
+	Writer *WriterStatus `json:"writer"`
+	// UnknownFields counts the JSON fields, at any depth, of the records
+	// indexed so far that match no column (left out of rows, or the reason
+	// of a dead letter), counted once when their range was indexed, on
+	// any node.
+	UnknownFields UnknownFieldsStatus `json:"unknown_fields"`
+	// DeadLetters is the number of rows of <name>~dlq in its live data
+	// files, committed or about to be (rows dropped below Kafka's log start
+	// no longer count).
+	DeadLetters int64 `json:"dead_letters"`
+}
+
+// WriterStatus is the holder of a writer lease.
+type WriterStatus struct {
+	Holder    string    `json:"holder"`
+	Epoch     int64     `json:"epoch"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// UnknownFieldsStatus is a count of unknown JSON fields and the first
+// distinct field paths seen (at most 10; by partition, then first seen),
+// e.g. "vbeln", "address.zip", "items.element.sku".
+type UnknownFieldsStatus struct {
+	Count    int64    `json:"count"`
+	Examples []string `json:"examples"`
+}
+
+// maxUnknownExamples bounds UnknownFieldsStatus.Examples (as each
+// partition's examples are bounded).
+const maxUnknownExamples = 10
+
+func (h *Handler) tableStatus(w http.ResponseWriter, r *http.Request) {
+	t, ok := h.lookup(w, r)
+	if !ok {
+		return
 	}
-	writeJSON(w, http.StatusOK, body)
+	if t.DLQOf != nil {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("%s is a dead-letter table: ask for the status of the table it holds the dead letters of", t.FullName()))
+		return
+	}
+	ctx := r.Context()
+	st := TableStatus{Table: t.FullName(), UnknownFields: UnknownFieldsStatus{Examples: []string{}}}
+	parts, kerr, err := h.partitionStatus(ctx, t)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	st.Partitions = parts
+	if kerr != nil {
+		st.KafkaError = kerr.Error()
+	}
+	var wr WriterStatus
+	err = h.pool.QueryRow(ctx, `SELECT holder, epoch, expires_at FROM leases
+		WHERE table_id = $1 AND kind = 'writer' AND holder IS NOT NULL AND expires_at > now()`, t.ID).Scan(&wr.Holder, &wr.Epoch, &wr.ExpiresAt)
+	switch {
+	case err == nil:
+		st.Writer = &wr
+	case !errors.Is(err, pgx.ErrNoRows):
+		h.fail(w, err)
+		return
+	}
+	rows, err := h.pool.Query(ctx, `SELECT field_count, examples FROM unknown_fields WHERE table_id = $1 ORDER BY partition`, t.ID)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	for rows.Next() {
+		var n int64
+		var examples []string
+		if err := rows.Scan(&n, &examples); err != nil {
+			rows.Close()
+			h.fail(w, err)
+			return
+		}
+		st.UnknownFields.Count += n
+		for _, e := range examples {
+			if len(st.UnknownFields.Examples) < maxUnknownExamples && !slices.Contains(st.UnknownFields.Examples, e) {
+				st.UnknownFields.Examples = append(st.UnknownFields.Examples, e)
+			}
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		h.fail(w, err)
+		return
+	}
+	err = h.pool.QueryRow(ctx, `SELECT coalesce(sum(record_count), 0)::bigint FROM data_files
+		WHERE table_id = (SELECT id FROM tables WHERE dlq_of = $1) AND removed_snapshot_id IS NULL`, t.ID).Scan(&st.DeadLetters)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
 }
 
 // NodeStatus is a row of GET /admin/v1/nodes.

@@ -80,6 +80,28 @@ func TestTablesAPI(t *testing.T) {
 	require.EqualValues(t, 0, p0["high_watermark"])
 	require.Nil(t, p0["holder"])
 
+	// Table status: progress, unknown JSON fields (examples merged across
+	// partitions, distinct, at most 10) and dead letters.
+	code, body = do("GET", "/admin/v1/tables/app.events/status", "")
+	require.Equal(t, http.StatusOK, code, body)
+	require.Equal(t, "app.events", body["table"])
+	require.Len(t, body["partitions"], 4)
+	require.Nil(t, body["writer"])
+	require.Equal(t, map[string]any{"count": 0.0, "examples": []any{}}, body["unknown_fields"])
+	require.EqualValues(t, 0, body["dead_letters"])
+	var id int64
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT id FROM tables WHERE name = 'events'`).Scan(&id))
+	_, err = pool.Exec(context.Background(), `INSERT INTO unknown_fields (table_id, partition, field_count, examples) VALUES
+		($1, 2, 5, '{b,c}'), ($1, 0, 7, '{a,b,x0,x1,x2,x3,x4,x5,x6,x7}')`, id)
+	require.NoError(t, err)
+	code, body = do("GET", "/admin/v1/tables/app.events/status", "")
+	require.Equal(t, http.StatusOK, code, body)
+	require.Equal(t, map[string]any{"count": 12.0, "examples": []any{"a", "b", "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7"}},
+		body["unknown_fields"])
+	code, body = do("GET", "/admin/v1/tables/app.events~dlq/status", "")
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Contains(t, body["error"], "dead-letter table")
+
 	code, body = do("GET", "/admin/v1/leases", "")
 	require.Equal(t, http.StatusOK, code)
 	require.Len(t, body["leases"], 5, "4 partition leases and a writer lease")

@@ -18,7 +18,7 @@ func BenchmarkDecodeJSON(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	dec, err := codec.NewDecoder(codec.JSON, sc)
+	dec, err := codec.NewDecoder(codec.JSON, sc, codec.JSONOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

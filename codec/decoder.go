@@ -23,13 +23,17 @@ type Decoder struct {
 	value  []byte
 	isNull bool
 	js     jsonParser
+	paths  [][]byte // UnknownPaths
 }
 
 // NewDecoder returns a decoder of values in format for schema, a table
-// schema from [TableSchema] (_kafka first, then the value columns).
-// Errors: an unsupported format, a schema that does not start with _kafka,
-// or a schema whose value columns do not fit the format.
-func NewDecoder(format Format, schema *iceberg.Schema) (*Decoder, error) {
+// schema from [TableSchema] (_kafka first, then the value columns). opts
+// steer the json format (the zero value is the default) and are ignored by
+// the others. Errors: an unsupported format, a schema that does not start
+// with _kafka, a schema whose value columns do not fit the format, or, for
+// json, two fields of one struct whose names are equal (or equal under
+// case folding with [MatchCaseInsensitive]).
+func NewDecoder(format Format, schema *iceberg.Schema, opts JSONOptions) (*Decoder, error) {
 	if schema == nil {
 		return nil, errors.New("codec: nil schema")
 	}
@@ -49,11 +53,12 @@ func NewDecoder(format Format, schema *iceberg.Schema) (*Decoder, error) {
 			return nil, fmt.Errorf("codec: value format %s needs exactly one %s value column", format, want)
 		}
 	case JSON:
-		root, err := compileStruct(values, "")
+		root, err := compileStruct(values, "", opts)
 		if err != nil {
 			return nil, err
 		}
 		d.root = root
+		d.js.opts = opts
 	default:
 		return nil, fmt.Errorf("value format %q: %w", format, ErrUnsupported)
 	}
@@ -75,7 +80,11 @@ func (d *Decoder) Columns() int {
 // raw never fails (a tombstone is a null value); string fails on invalid
 // UTF-8; json fails on invalid JSON, a top-level value that is not an
 // object, a tombstone, a value that does not convert to its column type
-// without loss, or a missing or null required field (design §4.2).
+// without loss, a missing or null required field (design §4.2), a field
+// given twice (two keys that match it), an object with at least one key
+// and none that matches a field of its struct (the top-level object or a
+// nested one; the error lists the unknown field paths), or, with
+// [UnknownDeadLetter], any unknown field.
 //
 // value must not be modified until Append has been called: Append may copy
 // bytes straight from it.
@@ -99,14 +108,31 @@ func (d *Decoder) Decode(value []byte) error {
 	return nil
 }
 
-// Unknown is the number of JSON object fields of the last decoded value
-// that are not in the schema (ignored, design §4.2). It is 0 for raw and
-// string.
+// Unknown is the number of JSON object fields of the last decoded value,
+// at any depth, that match no field of the schema (design §4.2: ignored and
+// counted), when Decode succeeded or failed for those fields alone (no
+// field matched, or [UnknownDeadLetter]); else 0. A field inside an
+// unknown field is not counted again. It is 0 for raw and string.
 func (d *Decoder) Unknown() int {
 	if d.format == JSON {
 		return d.js.unknown
 	}
 	return 0
+}
+
+// UnknownPaths returns the paths of the first unknown fields of the last
+// decoded value (at most 10; all of them when Unknown() ≤ 10), in the
+// order of the input: the names of the enclosing fields (as the schema
+// spells them) and the key (as the value spells it), joined by dots, with
+// "element" for a list element and "value" for a map value, as Iceberg
+// names nested fields (e.g. "address.zip", "items.element.sku"). The
+// slices are valid until the next Decode or UnknownPaths.
+func (d *Decoder) UnknownPaths() [][]byte {
+	d.paths = d.paths[:0]
+	if d.format == JSON {
+		d.paths = d.js.unknownPaths(d.paths)
+	}
+	return d.paths
 }
 
 // Append appends the last successfully decoded value to cols, the builders

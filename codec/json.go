@@ -18,9 +18,9 @@ import (
 // Tape layout (positions are indexes into jsonParser.tape):
 //   - leaf:   one entry (tNull, tNum or tBytes)
 //   - struct: a tStruct header (n = number of fields, i = end position),
-//     then n slot entries whose i is the position of the field's value or
-//     -1 when it is missing or null, then the values in JSON order (fields
-//     appear in any order in JSON and the last duplicate wins)
+//     then n slot entries whose i is the position of the field's value,
+//     slotMissing or slotNull, then the values in JSON order (fields appear
+//     in any order in JSON; a field given twice is an error)
 //   - list:   a tList header (n = count, i = end), then the elements
 //   - map:    a tMap header (n = count, i = end), then key, value pairs
 //
@@ -28,6 +28,16 @@ import (
 // no NaN/Infinity, no invalid UTF-8 or lone surrogates in strings).
 
 const maxDepth = 1000
+
+// Struct slot values other than a tape position.
+const (
+	slotMissing = -1 // the object has no key for the field
+	slotNull    = -2 // the key is there with null
+)
+
+// maxUnknownNames bounds the unknown field paths kept per record (for the
+// dead-letter reason and the examples of the table's status).
+const maxUnknownNames = 10
 
 const (
 	tNull  uint8 = iota + 1
@@ -49,6 +59,7 @@ type entry struct {
 }
 
 type jsonParser struct {
+	opts    JSONOptions
 	in      []byte
 	pos     int
 	depth   int
@@ -56,7 +67,25 @@ type jsonParser struct {
 	scratch []byte // decoded bytes the tape points to
 	tmp     []byte // unescaped strings that are converted further (keys, base64, times)
 	digits  []byte
-	unknown int
+	folded  []byte // a key in folded form (case-insensitive matching)
+	// unknown counts the fields of the value that match no field of the
+	// schema, at any depth; unkKeys locates the first maxUnknownNames of
+	// them. Their paths are built only when asked for (unknownPaths).
+	unknown   int
+	unkKeys   []unknownKey
+	unkCopies []byte // keys with escapes, decoded
+	unkPaths  []byte
+	// noMatch is the first struct whose object had keys, none of which
+	// matched one of its fields.
+	noMatch *node
+}
+
+// unknownKey is the key of an unknown field of an object of struct n: at
+// off in the input, or in unkCopies when it had escapes.
+type unknownKey struct {
+	n      *node
+	off, l int32
+	copied bool
 }
 
 // syntaxError is invalid JSON; it is not prefixed with a field path.
@@ -125,9 +154,29 @@ func (p *jsonParser) skipWS() {
 	}
 }
 
+// parse checks and converts one value onto the tape. Unknown fields are
+// counted only when the value converts, or fails for its unknown fields
+// alone: on any other error p.unknown is 0.
 func (p *jsonParser) parse(root *node, in []byte) error {
 	p.in, p.pos, p.depth = in, 0, 0
-	p.tape, p.scratch, p.unknown = p.tape[:0], p.scratch[:0], 0
+	p.tape, p.scratch = p.tape[:0], p.scratch[:0]
+	p.unknown, p.unkKeys, p.unkCopies, p.noMatch = 0, p.unkKeys[:0], p.unkCopies[:0], nil
+	if err := p.parseTop(root); err != nil {
+		p.unknown, p.unkKeys = 0, p.unkKeys[:0]
+		return err
+	}
+	// Reported after the whole value is read, so that the reason names
+	// every unknown field (up to the bound) and the count is complete.
+	if p.noMatch != nil {
+		return p.noMatchError()
+	}
+	if p.unknown > 0 && p.opts.UnknownFields == UnknownDeadLetter {
+		return fmt.Errorf("unknown fields (%s = %s): %s", PropUnknownFields, UnknownDeadLetter, p.unknownList())
+	}
+	return nil
+}
+
+func (p *jsonParser) parseTop(root *node) error {
 	p.skipWS()
 	if p.pos >= len(p.in) {
 		return p.syntax("empty value")
@@ -143,6 +192,72 @@ func (p *jsonParser) parse(root *node, in []byte) error {
 		return p.syntax("data after the top-level value")
 	}
 	return nil
+}
+
+// addUnknown counts the key of an object of struct n that matches none of
+// its fields, and locates it while fewer than maxUnknownNames are kept.
+// inInput says whether key is the input's bytes at keyAt (no escapes).
+func (p *jsonParser) addUnknown(n *node, key []byte, keyAt int, inInput bool) {
+	p.unknown++
+	if len(p.unkKeys) == maxUnknownNames {
+		return
+	}
+	k := unknownKey{n: n, off: int32(keyAt), l: int32(len(key))}
+	if !inInput {
+		k.off, k.copied = int32(len(p.unkCopies)), true
+		p.unkCopies = append(p.unkCopies, key...)
+	}
+	p.unkKeys = append(p.unkKeys, k)
+}
+
+// unknownPaths appends to dst the paths of the kept unknown fields (the
+// struct's path, a dot, the key), which live in p.unkPaths until the next
+// call.
+func (p *jsonParser) unknownPaths(dst [][]byte) [][]byte {
+	var ends [maxUnknownNames]int
+	p.unkPaths = p.unkPaths[:0]
+	for i, k := range p.unkKeys {
+		if k.n.path != "" {
+			p.unkPaths = append(append(p.unkPaths, k.n.path...), '.')
+		}
+		if k.copied {
+			p.unkPaths = append(p.unkPaths, p.unkCopies[k.off:k.off+k.l]...)
+		} else {
+			p.unkPaths = append(p.unkPaths, p.in[k.off:k.off+k.l]...)
+		}
+		ends[i] = len(p.unkPaths)
+	}
+	start := 0
+	for i := range p.unkKeys {
+		dst = append(dst, p.unkPaths[start:ends[i]])
+		start = ends[i]
+	}
+	return dst
+}
+
+// unknownList lists the kept unknown field paths, quoted, and the count of
+// the others: `"vbeln", "aufnr"` or `"a", …, "j" and 5 more`.
+func (p *jsonParser) unknownList() string {
+	var b strings.Builder
+	paths := p.unknownPaths(nil)
+	for i, path := range paths {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Quote(string(path)))
+	}
+	if more := p.unknown - len(paths); more > 0 {
+		fmt.Fprintf(&b, " and %d more", more)
+	}
+	return b.String()
+}
+
+func (p *jsonParser) noMatchError() error {
+	where := "no key of the object matches a column"
+	if p.noMatch.path != "" {
+		where = "field " + p.noMatch.path + ": no key of the object matches a field of the struct"
+	}
+	return fmt.Errorf("%s (%s = %s); unknown fields: %s", where, PropFieldMatching, p.opts.matching(), p.unknownList())
 }
 
 // describe names the JSON value at the current position for an error
@@ -207,10 +322,11 @@ func (p *jsonParser) parseStruct(n *node) error {
 	hdr := len(p.tape)
 	p.tape = append(p.tape, entry{kind: tStruct, n: int32(len(n.fields))})
 	for range n.fields {
-		p.tape = append(p.tape, entry{kind: tSlot, i: -1})
+		p.tape = append(p.tape, entry{kind: tSlot, i: slotMissing})
 	}
 	p.pos++ // '{'
 	p.skipWS()
+	matched, unknown := false, false
 	if p.pos < len(p.in) && p.in[p.pos] == '}' {
 		p.pos++
 	} else {
@@ -218,29 +334,48 @@ func (p *jsonParser) parseStruct(n *node) error {
 			if p.pos >= len(p.in) || p.in[p.pos] != '"' {
 				return p.unexpected()
 			}
+			keyAt := p.pos + 1
 			key, err := p.stringTmp()
 			if err != nil {
 				return err
 			}
+			keyEnd := p.pos - 1 // the closing quote
 			p.skipWS()
 			if p.pos >= len(p.in) || p.in[p.pos] != ':' {
 				return p.unexpected()
 			}
 			p.pos++
 			p.skipWS()
-			idx, ok := n.index[string(key)]
+			var idx int
+			var ok bool
+			if n.fold {
+				p.folded = foldName(p.folded[:0], key)
+				idx, ok = n.index[string(p.folded)]
+			} else {
+				idx, ok = n.index[string(key)]
+			}
 			if !ok {
-				p.unknown++
+				unknown = true
+				// Escapes always shorten: an unchanged length means the
+				// key is the input's bytes.
+				p.addUnknown(n, key, keyAt, keyEnd-keyAt == len(key))
 				if err := p.skipValue(); err != nil {
 					return err
 				}
 			} else {
+				matched = true
 				f := n.fields[idx]
+				if p.tape[hdr+1+idx].i != slotMissing {
+					// RFC 8259 §4 leaves duplicate names to the reader;
+					// keeping one of two values would drop the other.
+					return &fieldError{path: []string{f.name}, msg: fmt.Sprintf("key %q given twice for the field (%s = %s)",
+						key, PropFieldMatching, p.opts.matching())}
+				}
 				if p.literal("null") {
 					if f.required {
 						return &fieldError{path: []string{f.name}, msg: "required field is null"}
 					}
-					p.tape[hdr+1+idx].i = -1
+					p.tape[hdr+1+idx].i = slotNull
 				} else {
 					at := len(p.tape)
 					if err := p.parseValue(f); err != nil {
@@ -265,9 +400,19 @@ func (p *jsonParser) parseStruct(n *node) error {
 			return p.unexpected()
 		}
 	}
-	for i, f := range n.fields {
-		if f.required && p.tape[hdr+1+i].i < 0 {
-			return &fieldError{path: []string{f.name}, msg: "required field is missing"}
+	if unknown && !matched {
+		// An object whose keys all miss (e.g. differ by case) would become
+		// a row or struct of nulls: the record is a dead letter instead,
+		// reported once the whole value is read (parse). {} is not that
+		// case.
+		if p.noMatch == nil {
+			p.noMatch = n
+		}
+	} else {
+		for i, f := range n.fields {
+			if f.required && p.tape[hdr+1+i].i < 0 {
+				return &fieldError{path: []string{f.name}, msg: "required field is missing"}
+			}
 		}
 	}
 	p.tape[hdr].i = int64(len(p.tape))

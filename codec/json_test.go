@@ -22,9 +22,15 @@ import (
 // returns the value columns as one record batch, or the first error.
 func rows(t *testing.T, declared *iceberg.Schema, values ...string) (arrow.RecordBatch, *codec.Decoder, error) {
 	t.Helper()
+	return rowsWith(t, codec.JSONOptions{}, declared, values...)
+}
+
+// rowsWith is rows with decoder options.
+func rowsWith(t *testing.T, opts codec.JSONOptions, declared *iceberg.Schema, values ...string) (arrow.RecordBatch, *codec.Decoder, error) {
+	t.Helper()
 	sc, err := codec.TableSchema(codec.Raw, codec.JSON, declared)
 	require.NoError(t, err)
-	dec, err := codec.NewDecoder(codec.JSON, sc)
+	dec, err := codec.NewDecoder(codec.JSON, sc, opts)
 	require.NoError(t, err)
 	asc, err := table.SchemaToArrowSchema(sc, nil, true, false)
 	require.NoError(t, err)
@@ -118,13 +124,34 @@ func TestJSONConversions(t *testing.T) {
 		{"double big exact integer", P.Float64, `9007199254740992`, 9007199254740992.0, ""},
 		{"double inexact integer", P.Float64, `9007199254740993`, nil, "not exactly representable"},
 		{"double overflow", P.Float64, `1e400`, nil, "out of range"},
+		{"double underflow", P.Float64, `1e-400`, nil, "cannot convert number 1e-400 to double: out of range (rounds to zero)"},
+		{"double zero with exponent", P.Float64, `0.0e-400`, 0.0, ""},
+		{"double subnormal", P.Float64, `5e-324`, 5e-324, ""},
+		{"float underflow", P.Float32, `1e-46`, nil, "cannot convert number 1e-46 to float: out of range (rounds to zero)"},
 		{"double from string", P.Float64, `"x"`, nil, `field f: cannot convert string "x" to double`},
 		{"double from object", P.Float64, `{}`, nil, `field f: cannot convert object to double`},
 		{"float", P.Float32, `0.5`, float32(0.5), ""},
 		{"float inexact integer", P.Float32, `16777217`, nil, "not exactly representable"},
 		{"string", P.String, `"héllo \"q\" \u00e9 \ud83d\ude00 \/"`, "héllo \"q\" é 😀 /", ""},
 		{"string empty", P.String, `""`, "", ""},
-		{"string from number", P.String, `12`, nil, "cannot convert number 12 to string"},
+		// A JSON number or boolean into a string column is its JSON text as
+		// written: nothing is lost. Objects and arrays do not convert.
+		{"string from integer", P.String, `1941`, "1941", ""},
+		{"string from decimal keeps trailing zeros", P.String, `1.50`, "1.50", ""},
+		{"string from exponent", P.String, `1e3`, "1e3", ""},
+		{"string from negative exponent", P.String, `-2.5E-3`, "-2.5E-3", ""},
+		{"string from negative zero", P.String, `-0`, "-0", ""},
+		{"string from huge integer", P.String, `123456789012345678901234567890`, "123456789012345678901234567890", ""},
+		{"string from true", P.String, `true`, "true", ""},
+		{"string from false", P.String, `false`, "false", ""},
+		{"string null stays null", P.String, `null`, nil, ""},
+		{"string from object", P.String, `{"a":1}`, nil, "cannot convert object to string"},
+		{"string from array", P.String, `[1]`, nil, "cannot convert array to string"},
+		{"string from bad number", P.String, `01`, nil, "invalid JSON"},
+		{"string from bad literal", P.String, `tru`, nil, "cannot convert invalid JSON to string"},
+		// The other direction stays strict.
+		{"long from numeric string", P.Int64, `"1941"`, nil, `cannot convert string "1941" to long`},
+		{"boolean from string", P.Bool, `"false"`, nil, `cannot convert string "false" to boolean`},
 		{"string lone surrogate", P.String, `"\ud83d"`, nil, "invalid JSON"},
 		{"timestamptz rfc3339", P.TimestampTz, `"2023-11-14T22:13:20Z"`, ts, ""},
 		{"timestamptz offset", P.TimestampTz, `"2023-11-15T00:13:20.5+02:00"`, ts + 500000, ""},
@@ -162,9 +189,15 @@ func TestJSONConversions(t *testing.T) {
 		{"struct", &iceberg.StructType{FieldList: []iceberg.NestedField{
 			{ID: 2, Name: "a", Type: P.Int64}, {ID: 3, Name: "b", Type: P.String}}},
 			`{"b":"x","zz":[1,{"q":null}],"a":1}`, `{"a":1,"b":"x"}`, ""},
-		{"struct last duplicate wins", &iceberg.StructType{FieldList: []iceberg.NestedField{
+		{"struct duplicate key", &iceberg.StructType{FieldList: []iceberg.NestedField{
 			{ID: 2, Name: "a", Type: P.Int64}}},
-			`{"a":1,"a":2}`, `{"a":2}`, ""},
+			`{"a":1,"a":2}`, nil, `field f.a: key "a" given twice for the field (mink.json.field-matching = exact)`},
+		{"struct duplicate key null first", &iceberg.StructType{FieldList: []iceberg.NestedField{
+			{ID: 2, Name: "a", Type: P.Int64}}},
+			`{"a":null,"a":2}`, nil, `field f.a: key "a" given twice`},
+		{"struct only unknown keys", &iceberg.StructType{FieldList: []iceberg.NestedField{
+			{ID: 2, Name: "a", Type: P.Int64}}},
+			`{"A":1}`, nil, `field f: no key of the object matches a field of the struct (mink.json.field-matching = exact); unknown fields: "f.A"`},
 		{"struct missing optional", &iceberg.StructType{FieldList: []iceberg.NestedField{
 			{ID: 2, Name: "a", Type: P.Int64}}},
 			`{}`, `{"a":null}`, ""},
@@ -220,7 +253,7 @@ func TestJSONTopLevel(t *testing.T) {
 
 	sc2, err := codec.TableSchema(codec.Raw, codec.JSON, sc)
 	require.NoError(t, err)
-	dec, err := codec.NewDecoder(codec.JSON, sc2)
+	dec, err := codec.NewDecoder(codec.JSON, sc2, codec.JSONOptions{})
 	require.NoError(t, err)
 	require.ErrorContains(t, dec.Decode(nil), "tombstone")
 	require.ErrorContains(t, dec.Decode([]byte("{\"f\":1,\"g\":\"\xff\"}")), "UTF-8")
@@ -245,7 +278,7 @@ func TestJSONNoHalfAppend(t *testing.T) {
 		iceberg.NestedField{ID: 1, Name: "a", Type: iceberg.PrimitiveTypes.Int64},
 		iceberg.NestedField{ID: 2, Name: "b", Type: iceberg.PrimitiveTypes.Int64}))
 	require.NoError(t, err)
-	dec, err := codec.NewDecoder(codec.JSON, sc)
+	dec, err := codec.NewDecoder(codec.JSON, sc, codec.JSONOptions{})
 	require.NoError(t, err)
 	asc, err := table.SchemaToArrowSchema(sc, nil, true, false)
 	require.NoError(t, err)
@@ -346,7 +379,7 @@ func usgsFeatures(t testing.TB) []string {
 func TestStringAndRaw(t *testing.T) {
 	sc, err := codec.TableSchema(codec.Raw, codec.String, nil)
 	require.NoError(t, err)
-	dec, err := codec.NewDecoder(codec.String, sc)
+	dec, err := codec.NewDecoder(codec.String, sc, codec.JSONOptions{})
 	require.NoError(t, err)
 	require.NoError(t, dec.Decode([]byte("héllo")))
 	require.NoError(t, dec.Decode(nil))
@@ -354,11 +387,11 @@ func TestStringAndRaw(t *testing.T) {
 
 	raw, err := codec.TableSchema(codec.Raw, codec.Raw, nil)
 	require.NoError(t, err)
-	dec, err = codec.NewDecoder(codec.Raw, raw)
+	dec, err = codec.NewDecoder(codec.Raw, raw, codec.JSONOptions{})
 	require.NoError(t, err)
 	require.NoError(t, dec.Decode([]byte{0xff, 0}))
 	require.NoError(t, dec.Decode(nil))
-	_, err = codec.NewDecoder(codec.String, raw)
+	_, err = codec.NewDecoder(codec.String, raw, codec.JSONOptions{})
 	require.Error(t, err)
 
 	require.NoError(t, codec.CheckKey(codec.Raw, []byte{0xff}))

@@ -48,7 +48,9 @@ type node struct {
 	size         int // fixed length in bytes
 	prec, scale  int // decimal
 	fields       []*node
-	index        map[string]int // struct: field name → position in fields
+	index        map[string]int // struct: field name (folded when fold) → position in fields
+	fold         bool           // struct: keys match names case-insensitively (foldName)
+	path         string         // struct: its path from the top ("" at the top, "a.element.b")
 	elem         *node          // list element, map value
 	elemRequired bool
 }
@@ -60,25 +62,40 @@ func (n *node) typeName() string {
 	return kindNames[n.kind]
 }
 
-func compileStruct(fields []iceberg.NestedField, path string) (*node, error) {
-	n := &node{kind: kStruct, index: make(map[string]int, len(fields))}
+// compileStruct compiles the fields of a struct at path. Two fields of one
+// struct may not have the same name (Iceberg: names are unique within a
+// struct), nor, with case-insensitive matching, names equal under case
+// folding: a key would match either.
+func compileStruct(fields []iceberg.NestedField, path string, opts JSONOptions) (*node, error) {
+	n := &node{kind: kStruct, index: make(map[string]int, len(fields)), fold: opts.caseInsensitive(), path: path}
 	for _, f := range fields {
 		p := f.Name
 		if path != "" {
 			p = path + "." + f.Name
 		}
-		c, err := compileType(f.Type, p)
+		c, err := compileType(f.Type, p, opts)
 		if err != nil {
 			return nil, err
 		}
 		c.name, c.required = f.Name, f.Required
-		n.index[f.Name] = len(n.fields)
+		key := f.Name
+		if n.fold {
+			key = string(foldName(nil, []byte(f.Name)))
+		}
+		if j, dup := n.index[key]; dup {
+			if n.fold {
+				return nil, fmt.Errorf("field %s: its name and %q differ only by case: with %s = %s a JSON key would match both",
+					p, n.fields[j].name, PropFieldMatching, MatchCaseInsensitive)
+			}
+			return nil, fmt.Errorf("field %s: the name appears twice in one struct", p)
+		}
+		n.index[key] = len(n.fields)
 		n.fields = append(n.fields, c)
 	}
 	return n, nil
 }
 
-func compileType(t iceberg.Type, path string) (*node, error) {
+func compileType(t iceberg.Type, path string, opts JSONOptions) (*node, error) {
 	n := &node{typ: t}
 	switch t := t.(type) {
 	case iceberg.BooleanType:
@@ -113,14 +130,14 @@ func compileType(t iceberg.Type, path string) (*node, error) {
 			return nil, fmt.Errorf("field %s: decimal precision %d: %w", path, n.prec, ErrUnsupported)
 		}
 	case *iceberg.StructType:
-		s, err := compileStruct(t.FieldList, path)
+		s, err := compileStruct(t.FieldList, path, opts)
 		if err != nil {
 			return nil, err
 		}
 		s.typ = t
 		return s, nil
 	case *iceberg.ListType:
-		e, err := compileType(t.Element, path+".element")
+		e, err := compileType(t.Element, path+".element", opts)
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +146,7 @@ func compileType(t iceberg.Type, path string) (*node, error) {
 		if _, ok := t.KeyType.(iceberg.StringType); !ok {
 			return nil, fmt.Errorf("field %s: map key type %s: %w (JSON object keys are strings)", path, t.KeyType, ErrUnsupported)
 		}
-		v, err := compileType(t.ValueType, path+".value")
+		v, err := compileType(t.ValueType, path+".value", opts)
 		if err != nil {
 			return nil, err
 		}

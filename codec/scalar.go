@@ -17,8 +17,11 @@ import (
 //	int, long          a JSON number whose value is an integer in range
 //	                   (1, -7, 1.0, 2e3; not 1.5)
 //	float, double      any JSON number; an integer literal must be exactly
-//	                   representable (2^53+1 does not fit a double)
-//	string             a JSON string
+//	                   representable (2^53+1 does not fit a double), and a
+//	                   non-zero number must not round to zero (1e-400)
+//	string             a JSON string; a JSON number or boolean becomes its
+//	                   JSON text as written (1941, 1.50, 1e3, true), which
+//	                   loses nothing; an object or array does not convert
 //	timestamp[tz]      an RFC 3339 string (up to microsecond precision), or
 //	                   a JSON number of MILLISECONDS since the Unix epoch
 //	                   (the unit of Kafka timestamps and of the USGS feed;
@@ -84,9 +87,23 @@ func (p *jsonParser) parseScalar(n *node, c byte) error {
 			return nil
 		}
 	case kString:
-		if c == '"' {
+		switch {
+		case c == '"':
 			_, err := p.stringEntry()
 			return err
+		case isNumberStart(c):
+			start := p.pos
+			if _, err := p.scanNumber(); err != nil {
+				return err
+			}
+			p.tape = append(p.tape, entry{kind: tBytes, off: int32(start), n: int32(p.pos - start)})
+			return nil
+		case c == 't' || c == 'f':
+			start := p.pos
+			if p.literal("true") || p.literal("false") {
+				p.tape = append(p.tape, entry{kind: tBytes, off: int32(start), n: int32(p.pos - start)})
+				return nil
+			}
 		}
 	case kBinary, kFixed:
 		if c == '"' {
@@ -390,6 +407,9 @@ func toFloat(num number, f32 bool) (float64, string) {
 	if err != nil {
 		return 0, "out of range"
 	}
+	if v == 0 && !isZero(num) {
+		return 0, "out of range (rounds to zero)"
+	}
 	mantissa := 15
 	if f32 {
 		mantissa = 7
@@ -402,6 +422,18 @@ func toFloat(num number, f32 bool) (float64, string) {
 		}
 	}
 	return v, ""
+}
+
+// isZero reports whether all digits of num are 0.
+func isZero(num number) bool {
+	for _, d := range [2][]byte{num.int, num.frac} {
+		for _, c := range d {
+			if c != '0' {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 var ten = decimal128.FromU64(10)

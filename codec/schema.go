@@ -97,6 +97,9 @@ func tableSchema(keyFormat, valueFormat Format, declared *iceberg.Schema) (*iceb
 		}
 		ids := idAllocator{next: FirstValueFieldID}
 		fields := []iceberg.NestedField{kafka}
+		if err := uniqueNames(declared.Fields(), ""); err != nil {
+			return nil, err
+		}
 		for _, f := range declared.Fields() {
 			if f.Name == KafkaColumn {
 				return nil, fmt.Errorf("declared field %q: the name is reserved for Kafka metadata", KafkaColumn)
@@ -111,6 +114,20 @@ func tableSchema(keyFormat, valueFormat Format, declared *iceberg.Schema) (*iceb
 	default:
 		return nil, fmt.Errorf("value format %q: %w", valueFormat, ErrUnsupported)
 	}
+}
+
+// uniqueNames checks that no two fields of one struct share a name: a JSON
+// key could fill only one of them and the other would always be null
+// (Java Iceberg refuses such a schema too: "multiple fields for name").
+func uniqueNames(fields []iceberg.NestedField, prefix string) error {
+	seen := make(map[string]bool, len(fields))
+	for _, f := range fields {
+		if seen[f.Name] {
+			return fmt.Errorf("declared field %s%s: the name appears twice in one struct", prefix, f.Name)
+		}
+		seen[f.Name] = true
+	}
+	return nil
 }
 
 // idAllocator hands out fresh field ids in depth-first pre-order.
@@ -134,6 +151,9 @@ func (a *idAllocator) field(f iceberg.NestedField, path string) (iceberg.NestedF
 func (a *idAllocator) typ(t iceberg.Type, path string) (iceberg.Type, error) {
 	switch t := t.(type) {
 	case *iceberg.StructType:
+		if err := uniqueNames(t.FieldList, path+"."); err != nil {
+			return nil, err
+		}
 		fields := make([]iceberg.NestedField, 0, len(t.FieldList))
 		for _, f := range t.FieldList {
 			nf, err := a.field(f, path+"."+f.Name)

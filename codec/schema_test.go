@@ -147,6 +147,17 @@ func TestSchemaErrors(t *testing.T) {
 		iceberg.NestedField{ID: 1, Name: "_kafka", Type: iceberg.PrimitiveTypes.String}))
 	require.ErrorContains(t, err, "_kafka")
 
+	// Two fields of one struct with one name: a JSON key could fill only
+	// one of them, and the other would always be null.
+	_, err = codec.TableSchema(codec.Raw, codec.JSON, iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "a", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 2, Name: "a", Type: iceberg.PrimitiveTypes.Int64}))
+	require.EqualError(t, err, "declared field a: the name appears twice in one struct")
+	_, err = codec.TableSchema(codec.Raw, codec.JSON, iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "l", Type: &iceberg.ListType{ElementID: 2, Element: &iceberg.StructType{FieldList: []iceberg.NestedField{
+			{ID: 3, Name: "b", Type: iceberg.PrimitiveTypes.String}, {ID: 4, Name: "b", Type: iceberg.PrimitiveTypes.String}}}}}))
+	require.EqualError(t, err, "declared field l.element.b: the name appears twice in one struct")
+
 	for _, typ := range []iceberg.Type{
 		iceberg.PrimitiveTypes.TimestampNs,
 		iceberg.PrimitiveTypes.Unknown,

@@ -313,11 +313,15 @@ func RemoveTailFiles(ctx context.Context, tx pgx.Tx, t *tables.Table, snapshotID
 // returns nil when the range holds no row of t. Errors wrap
 // kafka.ErrUnavailable when Kafka cannot be reached.
 func Build(ctx context.Context, kc *kafka.Client, t, src *tables.Table, p int32, start, end int64) (*TailFile, error) {
+	spec, err := src.Spec()
+	if err != nil {
+		return nil, err
+	}
 	recs, err := kc.ReadRange(ctx, src.Topic, p, start, end)
 	if err != nil {
 		return nil, err
 	}
-	res, err := datafile.Build(&datafile.Spec{Schema: src.Schema, KeyFormat: src.KeyFormat, ValueFormat: src.ValueFormat}, recs)
+	res, err := datafile.Build(spec, recs)
 	if err != nil {
 		return nil, fmt.Errorf("commit: build %s partition %d [%d, %d): %w", t.FullName(), p, start, end, err)
 	}

@@ -15,7 +15,12 @@ import (
 // EncoderVersion is the version of the byte layout this package produces.
 // It is part of every data file path. Bump it with any change that alters
 // output bytes (settings, library upgrade, column conversion).
-const EncoderVersion = 1
+//
+// 2: JSON numbers and booleans convert to their text for string columns;
+// a field given twice, an object none of whose keys matches a field, and a
+// non-zero number that rounds to a zero float are dead letters; field
+// matching and unknown-field options (codec.JSONOptions).
+const EncoderVersion = 2
 
 // Spec says how one table's records become rows.
 type Spec struct {
@@ -24,6 +29,9 @@ type Spec struct {
 	Schema *iceberg.Schema
 	// KeyFormat and ValueFormat decode the record key and value.
 	KeyFormat, ValueFormat codec.Format
+	// JSON are the json decoder's options, from the table's properties
+	// (codec.JSONOptionsOf); the zero value is the default.
+	JSON codec.JSONOptions
 }
 
 // Stats are the Iceberg column statistics of one data file, keyed by
@@ -57,10 +65,18 @@ type File struct {
 type Result struct {
 	Data *File
 	DLQ  *File
-	// Unknown counts JSON fields that were present in values but not in the
-	// schema (ignored, design §4.2).
+	// Unknown counts the JSON fields of the range's values, at any depth,
+	// that match no field of the schema (design §4.2): left out of rows, or
+	// the reason of a dead letter (codec.Decoder.Unknown says which records
+	// count).
 	Unknown int64
+	// UnknownExamples are the first distinct paths of those fields (e.g.
+	// "address.zip"), at most MaxUnknownExamples, in offset order.
+	UnknownExamples []string
 }
+
+// MaxUnknownExamples bounds Result.UnknownExamples.
+const MaxUnknownExamples = 10
 
 // Build encodes the records of one range of one partition. records must be
 // in offset order and hold no control records. Records whose key or value

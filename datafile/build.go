@@ -4,7 +4,9 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -183,7 +185,7 @@ func build(spec *Spec, records []*kgo.Record) (*Result, error) {
 	if len(records) == 0 {
 		return res, nil
 	}
-	dec, err := codec.NewDecoder(spec.ValueFormat, spec.Schema)
+	dec, err := codec.NewDecoder(spec.ValueFormat, spec.Schema, spec.JSON)
 	if err != nil {
 		return nil, fmt.Errorf("datafile: %w", err)
 	}
@@ -211,16 +213,17 @@ func build(spec *Spec, records []*kgo.Record) (*Result, error) {
 		b.ReserveData(valueBytes)
 	}
 	var dlq *pending
+	var unknown unknownTally
 	for _, r := range records {
 		ts := r.Timestamp.UnixMicro()
 		reason := checkRecord(spec.KeyFormat, r)
 		if reason == nil {
 			reason = dec.Decode(r.Value)
+			unknown.add(res, dec)
 		}
 		if reason == nil {
 			data.appendKafka(r, ts, spec.KeyFormat, false)
 			dec.Append(data.cols[1:])
-			res.Unknown += int64(dec.Unknown())
 			continue
 		}
 		if dlq == nil {
@@ -250,4 +253,62 @@ func build(spec *Spec, records []*kgo.Record) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// unknownTally counts a range's unknown JSON fields into a Result and
+// keeps the first distinct paths as examples.
+type unknownTally struct {
+	seen map[string]bool // paths as decoded, while examples are kept
+}
+
+// add counts the unknown fields of the record dec last decoded, and adds
+// their paths to res.UnknownExamples while there is room. Known paths cost
+// no allocation: most ranges repeat a few.
+func (u *unknownTally) add(res *Result, dec *codec.Decoder) {
+	n := dec.Unknown()
+	if n == 0 {
+		return
+	}
+	res.Unknown += int64(n)
+	if len(res.UnknownExamples) == MaxUnknownExamples {
+		return
+	}
+	for _, p := range dec.UnknownPaths() {
+		if u.seen[string(p)] {
+			continue
+		}
+		if u.seen == nil {
+			u.seen = make(map[string]bool)
+		}
+		u.seen[string(p)] = true
+		if name := exampleName(p); !slices.Contains(res.UnknownExamples, name) {
+			res.UnknownExamples = append(res.UnknownExamples, name)
+			if len(res.UnknownExamples) == MaxUnknownExamples {
+				return
+			}
+		}
+	}
+}
+
+// maxExampleName bounds the bytes of one unknown field example.
+const maxExampleName = 200
+
+// exampleName makes an unknown field path fit for display and for
+// PostgreSQL text (which cannot hold NUL): control characters become
+// U+FFFD, and a path longer than maxExampleName bytes is cut, ending in "…".
+func exampleName(path []byte) string {
+	s := strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return utf8.RuneError
+		}
+		return r
+	}, string(path))
+	if len(s) > maxExampleName {
+		n := maxExampleName
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + "…"
+	}
+	return s
 }

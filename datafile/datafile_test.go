@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,6 +93,14 @@ func loadRecords(t testing.TB, name string) []*kgo.Record {
 
 func spec(t testing.TB, key, value codec.Format, schemaFile string) *datafile.Spec {
 	t.Helper()
+	return specWith(t, key, value, schemaFile, nil)
+}
+
+// specWith is spec for a table with properties (the json decoder options).
+func specWith(t testing.TB, key, value codec.Format, schemaFile string, props map[string]string) *datafile.Spec {
+	t.Helper()
+	opts, err := codec.JSONOptionsOf(props)
+	require.NoError(t, err)
 	var declared *iceberg.Schema
 	if schemaFile != "" {
 		b, err := os.ReadFile(filepath.Join("testdata", schemaFile))
@@ -101,7 +110,7 @@ func spec(t testing.TB, key, value codec.Format, schemaFile string) *datafile.Sp
 	}
 	sc, err := codec.TableSchema(key, value, declared)
 	require.NoError(t, err)
-	return &datafile.Spec{Schema: sc, KeyFormat: key, ValueFormat: value}
+	return &datafile.Spec{Schema: sc, KeyFormat: key, ValueFormat: value, JSON: opts}
 }
 
 func digest(f *datafile.File) string {
@@ -116,28 +125,46 @@ func digest(f *datafile.File) string {
 // CHANGING THESE DIGESTS REQUIRES BUMPING datafile.EncoderVersion: the
 // files already recorded by the old version must keep their old path.
 func TestGoldenVectors(t *testing.T) {
+	ci := map[string]string{codec.PropFieldMatching: string(codec.MatchCaseInsensitive)}
+	dl := map[string]string{codec.PropUnknownFields: string(codec.UnknownDeadLetter)}
 	cases := []struct {
 		name             string
 		key, value       codec.Format
 		schema, records  string
 		data, dlq        string
 		dataRows, dlqRow int64
+		props            map[string]string
 	}{
 		{"raw", codec.Raw, codec.Raw, "", "raw.jsonl",
-			"e42ec27db1062e28e1060784bb3de62d7fe599a3ae254318126f4237377c8d94",
-			"", 4, 0},
+			"463ef81d930e746116862408f35ae23b010770b54c7a2037b3132815721d7af5",
+			"", 4, 0, nil},
 		{"string", codec.String, codec.String, "", "string.jsonl",
-			"60530d380fd4ac6f7dc5d512d214b316672a7b3ba321bdb0e300462faa9ab85e",
-			"52c2227b4304378f9a01444f12d1215d05d0969c78969d210de478cacb637e58",
-			3, 1},
+			"eef9363fa04bc844cb479173c85f707e7d76382401e3f243e9d74fc2e1c13463",
+			"db9252a2336a3247f599da21c90b51e77f1e9a5cbf282077656e8748f52c8ef1",
+			3, 1, nil},
 		{"json", codec.String, codec.JSON, "json_schema.json", "json.jsonl",
-			"bae43aa6414de276d3beafcfe2547aa531154deef355b313266c8045d56dd509",
-			"86dd70a3c26698ab6f18769278f5cfadbeb66dd96a23ba3abd4ea86a74b5a68b",
-			3, 3},
+			"f8fe075c2be55767208533f1d056a6c384ac0153c508482394154ae96ce0528d",
+			"6f90b1498f05f0e358050598d1c97e745d0d896cde7ae99d3ae593430cfee58d",
+			3, 3, nil},
+		// Encoder version 2: numbers and booleans into string columns,
+		// duplicate keys, objects whose keys all miss, floats that round to
+		// zero, and the two table properties of the json decoder.
+		{"json fields exact", codec.String, codec.JSON, "json_fields_schema.json", "json_fields.jsonl",
+			"e0c99ec3ef7e647f19f81e5a0b02096d34e2cd706b108afe527de734c73a9071",
+			"2ac5b4fb0ccc327ea66e494f7a3221059ef811a0711ed2a8ad1aaffdbb947e9f",
+			6, 5, nil},
+		{"json fields case-insensitive", codec.String, codec.JSON, "json_fields_schema.json", "json_fields.jsonl",
+			"0bd5027b00edbb126bb7709e8e7bbc288f993c022aa4b3cd3d7a58a6daf38ece",
+			"63075a7d3e64c7568f11f89db37f7e774f6397a60d269f0ce8943135db8ec706",
+			7, 4, ci},
+		{"json fields unknown dead-letter", codec.String, codec.JSON, "json_fields_schema.json", "json_fields.jsonl",
+			"59421b27932865d9b432ecbbc865fe7e77dd4338114fa9232ed52d7f02f95980",
+			"8611585566889a3e02a612ca7168a270314af3805a1c9f0846dc1dba994b1972",
+			3, 8, dl},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := spec(t, c.key, c.value, c.schema)
+			s := specWith(t, c.key, c.value, c.schema, c.props)
 			recs := loadRecords(t, c.records)
 			a, err := datafile.Build(s, recs)
 			require.NoError(t, err)
@@ -276,7 +303,8 @@ func TestReadBackJSON(t *testing.T) {
 	s := spec(t, codec.String, codec.JSON, "json_schema.json")
 	res, err := datafile.Build(s, recs)
 	require.NoError(t, err)
-	require.EqualValues(t, 1, res.Unknown) // properties.net
+	require.EqualValues(t, 1, res.Unknown)
+	require.Equal(t, []string{"properties.net"}, res.UnknownExamples)
 	tbl, pr := readBack(t, res.Data)
 	require.EqualValues(t, 3, tbl.NumRows())
 
@@ -400,4 +428,114 @@ func TestEmptyAndErrors(t *testing.T) {
 	require.Error(t, err)
 	_, err = datafile.Build(nil, nil)
 	require.Error(t, err)
+}
+
+// The rows and dead letters of json_fields.jsonl under each decoder
+// option (the golden vectors pin their bytes), and the unknown fields the
+// build counts.
+func TestJSONFieldsReadBack(t *testing.T) {
+	recs := loadRecords(t, "json_fields.jsonl")
+	type row struct {
+		offset int64
+		vbeln  string // "" for null
+		title  string
+	}
+	for _, c := range []struct {
+		name     string
+		props    map[string]string
+		rows     []row
+		dlq      map[int64]string // offset → reason
+		unknown  int64
+		examples []string
+	}{
+		{"exact", nil,
+			[]row{{100, "0001", "1941"}, {102, "0003", "true"}, {107, "0008", "false"}, {108, "0009", ""}, {109, "", ""}, {110, "", "-12.50E+2"}},
+			map[int64]string{
+				101: `no key of the object matches a column (mink.json.field-matching = exact); unknown fields: "vbeln", "aufnr"`,
+				103: `field Title: key "Title" given twice for the field (mink.json.field-matching = exact)`,
+				104: `field addr: no key of the object matches a field of the struct (mink.json.field-matching = exact); unknown fields: "addr.zip"`,
+				105: `field mag: cannot convert number 1e-400 to double: out of range (rounds to zero)`,
+				106: `field Title: cannot convert object to string`,
+			},
+			7, []string{"vbeln", "aufnr", "addr.city", "items.element.n", "addr.zip", "ITEMS"}},
+		{"case-insensitive", map[string]string{"mink.json.field-matching": "case-insensitive"},
+			[]row{{100, "0001", "1941"}, {101, "0002", ""}, {102, "0003", "true"}, {104, "0005", ""}, {107, "0008", "false"}, {109, "", ""}, {110, "", "-12.50E+2"}},
+			map[int64]string{
+				103: `field Title: key "Title" given twice for the field (mink.json.field-matching = case-insensitive)`,
+				105: `field mag: cannot convert number 1e-400 to double: out of range (rounds to zero)`,
+				106: `field Title: cannot convert object to string`,
+				108: `field VBELN: key "vbeln" given twice for the field (mink.json.field-matching = case-insensitive)`,
+			},
+			2, []string{"addr.city", "items.element.n"}},
+		{"unknown dead-letter", map[string]string{"mink.json.unknown-fields": "dead-letter"},
+			[]row{{100, "0001", "1941"}, {107, "0008", "false"}, {109, "", ""}},
+			map[int64]string{
+				101: `no key of the object matches a column (mink.json.field-matching = exact); unknown fields: "vbeln", "aufnr"`,
+				102: `unknown fields (mink.json.unknown-fields = dead-letter): "addr.city", "items.element.n"`,
+				103: `field Title: key "Title" given twice for the field (mink.json.field-matching = exact)`,
+				104: `field addr: no key of the object matches a field of the struct (mink.json.field-matching = exact); unknown fields: "addr.zip"`,
+				105: `field mag: cannot convert number 1e-400 to double: out of range (rounds to zero)`,
+				106: `field Title: cannot convert object to string`,
+				108: `unknown fields (mink.json.unknown-fields = dead-letter): "vbeln"`,
+				110: `unknown fields (mink.json.unknown-fields = dead-letter): "ITEMS"`,
+			},
+			7, []string{"vbeln", "aufnr", "addr.city", "items.element.n", "addr.zip", "ITEMS"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := datafile.Build(specWith(t, codec.String, codec.JSON, "json_fields_schema.json", c.props), recs)
+			require.NoError(t, err)
+			require.Equal(t, c.unknown, res.Unknown)
+			require.Equal(t, c.examples, res.UnknownExamples)
+
+			tbl, _ := readBack(t, res.Data)
+			off := column(t, tbl, 0).(*array.Struct).Field(1).(*array.Int64)
+			vbeln, title := column(t, tbl, 1).(*array.String), column(t, tbl, 3).(*array.String)
+			var got []row
+			for i := 0; i < int(tbl.NumRows()); i++ {
+				r := row{offset: off.Value(i)}
+				if vbeln.IsValid(i) {
+					r.vbeln = vbeln.Value(i)
+				}
+				if title.IsValid(i) {
+					r.title = title.Value(i)
+				}
+				got = append(got, r)
+			}
+			require.Equal(t, c.rows, got)
+
+			dlq, _ := readBack(t, res.DLQ)
+			doff := column(t, dlq, 0).(*array.Struct).Field(1).(*array.Int64)
+			reason := column(t, dlq, 2).(*array.String)
+			reasons := map[int64]string{}
+			for i := 0; i < int(dlq.NumRows()); i++ {
+				reasons[doff.Value(i)] = reason.Value(i)
+			}
+			require.Equal(t, c.dlq, reasons)
+		})
+	}
+}
+
+// Examples of unknown fields are distinct, at most MaxUnknownExamples, and
+// fit for PostgreSQL text: no NUL or other control character, bounded
+// length.
+func TestUnknownExamplesBounded(t *testing.T) {
+	long := strings.Repeat("é", 150) // 300 bytes
+	values := []string{
+		`{"VBELN":"1","a\u0000b":1,"` + long + `":2}`,
+		`{"VBELN":"2","a\u0000b":1}`,
+	}
+	for i := range 12 {
+		values = append(values, fmt.Sprintf(`{"VBELN":"3","k%d":%d}`, i, i))
+	}
+	var recs []*kgo.Record
+	for i, v := range values {
+		recs = append(recs, &kgo.Record{Offset: int64(i), Timestamp: time.UnixMilli(0), Value: []byte(v)})
+	}
+	res, err := datafile.Build(spec(t, codec.Raw, codec.JSON, "json_fields_schema.json"), recs)
+	require.NoError(t, err)
+	require.EqualValues(t, 15, res.Unknown)
+	require.Len(t, res.UnknownExamples, datafile.MaxUnknownExamples)
+	require.Equal(t, "a\uFFFDb", res.UnknownExamples[0])
+	require.Equal(t, strings.Repeat("é", 100)+"…", res.UnknownExamples[1])
+	require.Equal(t, []string{"k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"}, res.UnknownExamples[2:])
 }

@@ -73,7 +73,11 @@ func (b *Builder) Build(ctx context.Context, key string) ([]byte, error) {
 	if err != nil {
 		return nil, unavailable(err)
 	}
-	res, err := datafile.Build(&datafile.Spec{Schema: src.Schema, KeyFormat: src.KeyFormat, ValueFormat: src.ValueFormat}, recs)
+	spec, err := src.Spec()
+	if err != nil {
+		return nil, err
+	}
+	res, err := datafile.Build(spec, recs)
 	if err != nil {
 		return nil, err
 	}

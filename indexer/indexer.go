@@ -68,6 +68,7 @@ const recordOverhead = 200
 
 type metrics struct {
 	records, bytes, ranges, deadLetters *prometheus.CounterVec
+	unknownFields                       *prometheus.CounterVec
 	indexedOffset, lag                  *prometheus.GaugeVec
 	fenced                              prometheus.Counter
 }
@@ -92,11 +93,12 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Indexer {
 		bytes:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_indexed_bytes_total", Help: "Key and value bytes of indexed records."}, labels),
 		ranges:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_indexed_ranges_total", Help: "Indexed ranges inserted."}, labels),
 		deadLetters:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_dead_letters_total", Help: "Records sent to the dead-letter table."}, labels),
+		unknownFields: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_json_unknown_fields_total", Help: "JSON fields of indexed records, at any depth, that match no column: left out of rows, or the reason of a dead letter."}, labels),
 		indexedOffset: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mink_indexed_offset", Help: "End offset of the last indexed range."}, labels),
 		lag:           prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mink_partition_lag_records", Help: "Last stable offset (as of the last fetch) minus the indexed offset."}, labels),
 	}
 	if cfg.Registerer != nil {
-		for _, c := range []prometheus.Collector{m.records, m.bytes, m.ranges, m.deadLetters, m.indexedOffset, m.lag} {
+		for _, c := range []prometheus.Collector{m.records, m.bytes, m.ranges, m.deadLetters, m.unknownFields, m.indexedOffset, m.lag} {
 			if err := cfg.Registerer.Register(c); err != nil {
 				var are prometheus.AlreadyRegisteredError
 				if !errors.As(err, &are) {
@@ -255,6 +257,14 @@ func (ix *Indexer) recorded(labels prometheus.Labels, l cluster.Lease, p *partit
 	if rg.res.DLQ != nil {
 		ix.m.deadLetters.With(labels).Add(float64(rg.res.DLQ.Stats.RecordCount))
 	}
+	if rg.res.Unknown > 0 {
+		ix.m.unknownFields.With(labels).Add(float64(rg.res.Unknown))
+		if !p.unknownLogged {
+			p.unknownLogged = true
+			ix.cfg.Logger.Info("indexer: JSON fields match no column (counted; mink table status shows them)",
+				"table", p.table.FullName(), "partition", l.Partition, "count", rg.res.Unknown, "examples", rg.res.UnknownExamples)
+		}
+	}
 	if ix.cfg.OnBuilt != nil {
 		if f := rg.res.Data; f != nil {
 			ix.cfg.OnBuilt(p.table.DataFileKey(l.Partition, rg.start, rg.end, datafile.EncoderVersion), f.Bytes)
@@ -270,6 +280,9 @@ type partition struct {
 	spec       *datafile.Spec
 	next       int64
 	reader     *kafka.Reader
+	// unknownLogged: the first range with unknown JSON fields is logged,
+	// the others only counted.
+	unknownLogged bool
 }
 
 type indexedRange struct {
@@ -295,12 +308,15 @@ func (ix *Indexer) open(ctx context.Context, l cluster.Lease) (*partition, error
 	if err != nil {
 		return nil, fmt.Errorf("indexer: next offset: %w", err)
 	}
+	spec, err := t.Spec()
+	if err != nil {
+		return nil, err
+	}
 	r, err := ix.kafka.NewReader(t.Topic, l.Partition, next)
 	if err != nil {
 		return nil, err
 	}
-	return &partition{table: t, dlq: dlq, next: next, reader: r,
-		spec: &datafile.Spec{Schema: t.Schema, KeyFormat: t.KeyFormat, ValueFormat: t.ValueFormat}}, nil
+	return &partition{table: t, dlq: dlq, next: next, reader: r, spec: spec}, nil
 }
 
 // cut turns the buffered records (data and control) into a range that
@@ -338,8 +354,26 @@ func (ix *Indexer) insert(ctx context.Context, l cluster.Lease, p *partition, rg
 	if err := insertFile(ctx, tx, p.dlq, l.Partition, rg, rg.res.DLQ); err != nil {
 		return err
 	}
+	if rg.res.Unknown > 0 {
+		if _, err := tx.Exec(ctx, addUnknownFields, l.TableID, l.Partition, rg.res.Unknown, rg.res.UnknownExamples,
+			datafile.MaxUnknownExamples); err != nil {
+			return err
+		}
+	}
 	return pgstore.Fenced(tx.Commit(ctx))
 }
+
+// addUnknownFields adds a range's unknown JSON fields to its partition's
+// count, in the transaction that inserts the range (so they are counted
+// once), and keeps the first $5 distinct example paths, earliest first.
+const addUnknownFields = `
+	INSERT INTO unknown_fields AS u (table_id, partition, field_count, examples)
+	VALUES ($1, $2, $3, $4)
+	ON CONFLICT (table_id, partition) DO UPDATE SET
+	    field_count = u.field_count + excluded.field_count,
+	    examples = CASE WHEN cardinality(u.examples) >= $5::int THEN u.examples ELSE ARRAY(
+	        SELECT e FROM unnest(u.examples || excluded.examples) WITH ORDINALITY AS x(e, n)
+	        GROUP BY e ORDER BY min(n) LIMIT $5::int) END`
 
 func insertFile(ctx context.Context, tx pgx.Tx, t *tables.Table, partition int32, rg *indexedRange, f *datafile.File) error {
 	if f == nil {

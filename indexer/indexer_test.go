@@ -241,3 +241,52 @@ func TestRangesCutBySizeAndInterval(t *testing.T) {
 	require.NoError(t, rows.Err())
 	require.Equal(t, [][2]int64{{0, 3}, {3, 6}, {6, 9}, {9, 10}, {10, 11}}, got)
 }
+
+// Unknown JSON fields are counted per partition in Postgres, with the
+// first distinct example paths, in the transaction of each indexed range,
+// and in /metrics; a rebuild of a range for serving counts nothing.
+func TestUnknownFieldsCounted(t *testing.T) {
+	f := newFixture(t, 1, tables.Definition{Namespace: "t", Name: "u", Topic: "u", ValueFormat: "json",
+		Schema: json.RawMessage(`{"type":"struct","fields":[{"id":1,"name":"VBELN","type":"string","required":false},{"id":2,"name":"AUFNR","type":"string","required":false}]}`)})
+	reg := prometheus.NewRegistry()
+	var built []string
+	ix := indexer.New(f.pool, f.kc, indexer.Config{FlushInterval: 50 * time.Millisecond, Registerer: reg,
+		OnBuilt: func(key string, _ []byte) { built = append(built, key) }})
+	l := f.take(t, tables.PartitionScope(f.table.ID, 0), "node-a")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ix.Run(ctx, l) }()
+
+	counts := func() (n int64, examples []string) {
+		t.Helper()
+		err := f.pool.QueryRow(context.Background(), `SELECT field_count, examples FROM unknown_fields WHERE table_id = $1 AND partition = 0`,
+			f.table.ID).Scan(&n, &examples)
+		require.NoError(t, err)
+		return n, examples
+	}
+	f.produce(t, 0, `{"VBELN":"1","x1":1,"x2":{"a":2}}`, `{"vbeln":"2"}`)
+	waitFor(t, "first range", func() bool { return f.indexedEnd(t, 0) == 2 })
+	n, ex := counts()
+	require.EqualValues(t, 3, n, "x1, x2 of the row and vbeln of the dead letter")
+	require.Equal(t, []string{"x1", "x2", "vbeln"}, ex)
+
+	var more []string
+	for i := range 9 {
+		more = append(more, fmt.Sprintf(`{"VBELN":"3","x2":1,"y%d":1}`, i))
+	}
+	f.produce(t, 0, more...)
+	waitFor(t, "second range", func() bool { return f.indexedEnd(t, 0) == 11 })
+	n, ex = counts()
+	require.EqualValues(t, 21, n)
+	require.Equal(t, []string{"x1", "x2", "vbeln", "y0", "y1", "y2", "y3", "y4", "y5", "y6"}, ex, "the first 10 distinct paths")
+	require.Equal(t, 21.0, counterValue(t, reg, "mink_json_unknown_fields_total", "table", "t.u"))
+	cancel()
+	require.NoError(t, <-done)
+
+	// Serving rebuilds the range from Kafka: the count stays.
+	require.NotEmpty(t, built)
+	_, err := indexer.NewBuilder(f.pool, f.kc).Build(context.Background(), built[0])
+	require.NoError(t, err)
+	n, _ = counts()
+	require.EqualValues(t, 21, n)
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/minkhq/mink/codec"
+	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/icebergmeta"
 )
 
@@ -200,7 +201,14 @@ func validate(def *Definition) error {
 			if v != "true" && v != "false" {
 				return fmt.Errorf("%w: property %s must be true or false, not %q", ErrInvalid, k, v)
 			}
+		case codec.PropFieldMatching, codec.PropUnknownFields:
+			if codec.Format(def.ValueFormat) != codec.JSON {
+				return fmt.Errorf("%w: property %s applies to value format json only", ErrInvalid, k)
+			}
 		}
+	}
+	if _, err := codec.JSONOptionsOf(def.Properties); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return nil
 }
@@ -222,7 +230,25 @@ func Schemas(def *Definition) (table, dlq *iceberg.Schema, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
+	// The decoder refuses a schema its options cannot match unambiguously
+	// (names equal under case folding with case-insensitive matching).
+	opts, _ := codec.JSONOptionsOf(def.Properties) // checked by validate
+	if _, err := codec.NewDecoder(codec.Format(def.ValueFormat), table, opts); err != nil {
+		return nil, nil, fmt.Errorf("%w: schema: %w", ErrInvalid, err)
+	}
 	return table, codec.DLQSchema(codec.Format(def.KeyFormat)), nil
+}
+
+// Spec returns how the table's records become rows: its schema, formats
+// and json decoder options (codec.JSONOptionsOf of its properties). For a
+// dead-letter table, call it on the table it holds the dead letters of.
+// Errors: a stored property with a value Schemas would refuse.
+func (t *Table) Spec() (*datafile.Spec, error) {
+	opts, err := codec.JSONOptionsOf(t.Properties)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", t.FullName(), err)
+	}
+	return &datafile.Spec{Schema: t.Schema, KeyFormat: t.KeyFormat, ValueFormat: t.ValueFormat, JSON: opts}, nil
 }
 
 // PartitionStart is where indexing of a partition begins.

@@ -30,3 +30,40 @@ func TestDefinitionProperties(t *testing.T) {
 		"commit.manifest.target-size-bytes": "8388608", "commit.manifest-merge.enabled": "false", "owner": "anything"}))
 	require.NoError(t, err)
 }
+
+// The json decoder's properties must parse, apply to json tables only, and
+// fit the schema: case-insensitive matching refuses column names that
+// differ only by case.
+func TestJSONProperties(t *testing.T) {
+	schema := []byte(`{"type":"struct","fields":[{"id":1,"name":"VBELN","type":"string","required":false},{"id":2,"name":"AUFNR","type":"string","required":false}]}`)
+	clash := []byte(`{"type":"struct","fields":[{"id":1,"name":"s","required":false,"type":{"type":"struct","fields":[
+		{"id":2,"name":"Zip","type":"string","required":false},{"id":3,"name":"ZIP","type":"string","required":false}]}}]}`)
+	def := func(format string, schema []byte, props map[string]string) *tables.Definition {
+		return &tables.Definition{Namespace: "t", Name: "x", Topic: "x", ValueFormat: format, Schema: schema, Properties: props}
+	}
+	for _, c := range []struct {
+		def *tables.Definition
+		err string
+	}{
+		{def("json", schema, map[string]string{"mink.json.field-matching": "ignore-case"}),
+			`invalid table definition: property mink.json.field-matching must be exact or case-insensitive, not "ignore-case"`},
+		{def("json", schema, map[string]string{"mink.json.unknown-fields": "drop"}),
+			`invalid table definition: property mink.json.unknown-fields must be ignore or dead-letter, not "drop"`},
+		{def("raw", nil, map[string]string{"mink.json.field-matching": "exact"}),
+			`invalid table definition: property mink.json.field-matching applies to value format json only`},
+		{def("json", clash, map[string]string{"mink.json.field-matching": "case-insensitive"}),
+			`invalid table definition: schema: field s.ZIP: its name and "Zip" differ only by case: with mink.json.field-matching = case-insensitive a JSON key would match both`},
+	} {
+		_, _, err := tables.Schemas(c.def)
+		require.ErrorIs(t, err, tables.ErrInvalid)
+		require.EqualError(t, err, c.err)
+	}
+	for _, d := range []*tables.Definition{
+		def("json", clash, nil),
+		def("json", schema, map[string]string{"mink.json.field-matching": "case-insensitive", "mink.json.unknown-fields": "dead-letter"}),
+		def("json", schema, map[string]string{"mink.json.field-matching": "exact", "mink.json.unknown-fields": "ignore"}),
+	} {
+		_, _, err := tables.Schemas(d)
+		require.NoError(t, err, "%v", d.Properties)
+	}
+}

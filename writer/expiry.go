@@ -109,7 +109,10 @@ func (w *Writer) rewriteFiles(ctx context.Context, l cluster.Lease, t, src *tabl
 	}
 
 	warehouse := t.Location[:len(t.Location)-len(tables.Key(t.Location))]
-	spec := &datafile.Spec{Schema: src.Schema, KeyFormat: src.KeyFormat, ValueFormat: src.ValueFormat}
+	spec, err := src.Spec()
+	if err != nil {
+		return err
+	}
 	var removed, removedKeys, unchanged []string
 	var added []newFile
 	for _, f := range files {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -66,7 +67,7 @@ func call(ctx context.Context, method, url string, body any, out any) error {
 
 func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: mink table create|list|get|delete …")
+		return errors.New("usage: mink table create|list|get|status|delete …")
 	}
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("table "+sub, flag.ContinueOnError)
@@ -144,6 +145,15 @@ func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 			fmt.Fprintf(tw, "%s.%s\t%s\t%s\t%s\n", t.Namespace, t.Name, t.Topic, t.ValueFormat, snap)
 		}
 		return tw.Flush()
+	case "status":
+		var name string
+		if err := parse(fs, args, &name); err != nil {
+			return err
+		}
+		if name == "" {
+			return errors.New("usage: mink table status NS.NAME")
+		}
+		return tableStatus(ctx, *admin, name, stdout)
 	case "get", "delete":
 		var name string
 		if err := parse(fs, args, &name); err != nil {
@@ -254,19 +264,7 @@ func status(ctx context.Context, args []string, stdout io.Writer) error {
 			continue
 		}
 		name := t.Namespace + "." + t.Name
-		var parts struct {
-			Partitions []struct {
-				Partition       int32   `json:"partition"`
-				IndexedOffset   int64   `json:"indexed_offset"`
-				CommittedOffset int64   `json:"committed_offset"`
-				HighWatermark   int64   `json:"high_watermark"`
-				Lag             int64   `json:"lag"`
-				RecordsPerSec   float64 `json:"records_per_second"`
-				Holder          *string `json:"holder"`
-				Epoch           int64   `json:"epoch"`
-			} `json:"partitions"`
-			KafkaError string `json:"kafka_error"`
-		}
+		var parts tablePartitions
 		if err := call(ctx, http.MethodGet, *admin+"/admin/v1/tables/"+name+"/partitions", nil, &parts); err != nil {
 			return err
 		}
@@ -276,21 +274,82 @@ func status(ctx context.Context, args []string, stdout io.Writer) error {
 				writer = fmt.Sprintf("%s (epoch %d, expires %s)", *l.Holder, l.Epoch, expiresIn(l.ExpiresAt, now))
 			}
 		}
-		fmt.Fprintf(stdout, "\n%s  writer: %s\n", name, writer)
-		if parts.KafkaError != "" {
-			fmt.Fprintf(stdout, "  kafka unreachable: %s\n", parts.KafkaError)
-		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  PARTITION\tHOLDER\tEPOCH\tINDEXED\tCOMMITTED\tHIGH WATERMARK\tLAG\tRECORDS/S (1 MIN)")
-		for _, p := range parts.Partitions {
-			holder := "-"
-			if p.Holder != nil {
-				holder = *p.Holder
-			}
-			fmt.Fprintf(tw, "  %d\t%s\t%d\t%d\t%d\t%d\t%d\t%.1f\n", p.Partition, holder, p.Epoch, p.IndexedOffset, p.CommittedOffset, p.HighWatermark, p.Lag, p.RecordsPerSec)
-		}
-		tw.Flush()
+		fmt.Fprintln(stdout)
+		printProgress(stdout, name, writer, parts)
 	}
+	return nil
+}
+
+// tablePartitions is the progress of a table's partitions, as the admin
+// API answers it (…/partitions, and in …/status).
+type tablePartitions struct {
+	Partitions []struct {
+		Partition       int32   `json:"partition"`
+		IndexedOffset   int64   `json:"indexed_offset"`
+		CommittedOffset int64   `json:"committed_offset"`
+		HighWatermark   int64   `json:"high_watermark"`
+		Lag             int64   `json:"lag"`
+		RecordsPerSec   float64 `json:"records_per_second"`
+		Holder          *string `json:"holder"`
+		Epoch           int64   `json:"epoch"`
+	} `json:"partitions"`
+	KafkaError string `json:"kafka_error"`
+}
+
+// printProgress prints a table's writer and the progress of each of its
+// partitions (mink status, mink table status).
+func printProgress(stdout io.Writer, name, writer string, parts tablePartitions) {
+	fmt.Fprintf(stdout, "%s  writer: %s\n", name, writer)
+	if parts.KafkaError != "" {
+		fmt.Fprintf(stdout, "  kafka unreachable: %s\n", parts.KafkaError)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  PARTITION\tHOLDER\tEPOCH\tINDEXED\tCOMMITTED\tHIGH WATERMARK\tLAG\tRECORDS/S (1 MIN)")
+	for _, p := range parts.Partitions {
+		holder := "-"
+		if p.Holder != nil {
+			holder = *p.Holder
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%d\t%d\t%d\t%d\t%d\t%.1f\n", p.Partition, holder, p.Epoch, p.IndexedOffset, p.CommittedOffset, p.HighWatermark, p.Lag, p.RecordsPerSec)
+	}
+	tw.Flush()
+}
+
+// tableStatus prints what mink status prints for one table, then the JSON
+// fields its records had that match no column (count and examples) and its
+// dead letters (GET /admin/v1/tables/{name}/status).
+func tableStatus(ctx context.Context, admin, name string, stdout io.Writer) error {
+	var st struct {
+		tablePartitions
+		Table  string `json:"table"`
+		Writer *struct {
+			Holder    string    `json:"holder"`
+			Epoch     int64     `json:"epoch"`
+			ExpiresAt time.Time `json:"expires_at"`
+		} `json:"writer"`
+		UnknownFields struct {
+			Count    int64    `json:"count"`
+			Examples []string `json:"examples"`
+		} `json:"unknown_fields"`
+		DeadLetters int64 `json:"dead_letters"`
+	}
+	if err := call(ctx, http.MethodGet, admin+"/admin/v1/tables/"+name+"/status", nil, &st); err != nil {
+		return err
+	}
+	writer := "-"
+	if w := st.Writer; w != nil {
+		writer = fmt.Sprintf("%s (epoch %d, expires %s)", w.Holder, w.Epoch, expiresIn(&w.ExpiresAt, time.Now()))
+	}
+	printProgress(stdout, st.Table, writer, st.tablePartitions)
+	fmt.Fprintf(stdout, "unknown JSON fields: %d", st.UnknownFields.Count)
+	if len(st.UnknownFields.Examples) > 0 {
+		quoted := make([]string, len(st.UnknownFields.Examples))
+		for i, e := range st.UnknownFields.Examples {
+			quoted[i] = strconv.Quote(e)
+		}
+		fmt.Fprintf(stdout, " (e.g. %s)", strings.Join(quoted, ", "))
+	}
+	fmt.Fprintf(stdout, "\ndead letters: %d (mink scan '%s~dlq')\n", st.DeadLetters, st.Table)
 	return nil
 }
 

@@ -28,7 +28,9 @@ Usage:
               [--index-memory 128MiB] [--memory-limit 1GiB] [--pprof]
   mink dev    [--nodes N] [--kafka HOST:PORT] [--data FILE]
   mink table create NS.NAME --topic T --value-format json [--schema FILE] [--start earliest]
+              [--property k=v,…]   (e.g. mink.json.field-matching=case-insensitive)
   mink table list | mink table get NS.NAME | mink table delete NS.NAME
+  mink table status NS.NAME   (progress, unknown JSON fields, dead letters)
   mink status [--leases]
   mink scan NS.NAME [--limit N] [--format table|json|csv] [--columns a,b.c]
 

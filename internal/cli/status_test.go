@@ -58,3 +58,34 @@ func TestStatusLeases(t *testing.T) {
 	require.NoError(t, status(context.Background(), []string{"--admin", srv.URL}, &out))
 	require.NotContains(t, out.String(), "TABLE  LEASE")
 }
+
+// mink table status prints the table's progress as mink status does, then
+// the count and examples of unknown JSON fields and the dead letters.
+func TestTableStatus(t *testing.T) {
+	exp := time.Now().Add(9*time.Second + 400*time.Millisecond).UTC().Format(time.RFC3339Nano)
+	var asked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked = append(asked, r.URL.Path)
+		if r.URL.Path != "/admin/v1/tables/sap.orders/status" {
+			http.Error(w, `{"error":"table not found"}`, http.StatusNotFound)
+			return
+		}
+		fmt.Fprintf(w, `{"table":"sap.orders","writer":{"holder":"a","epoch":3,"expires_at":%q},
+			"partitions":[{"partition":0,"holder":"a","epoch":2,"indexed_offset":2,"committed_offset":2,"high_watermark":2,"lag":0,"records_per_second":0.5}],
+			"unknown_fields":{"count":2,"examples":["vbeln","aufnr"]},"dead_letters":1}`, exp)
+	}))
+	defer srv.Close()
+
+	var out bytes.Buffer
+	require.NoError(t, tableCmd(context.Background(), []string{"status", "--admin", srv.URL, "sap.orders"}, &out))
+	lines := strings.Split(out.String(), "\n")
+	require.Equal(t, "sap.orders  writer: a (epoch 3, expires in 9s)", lines[0])
+	require.Equal(t, []string{"0", "a", "2", "2", "2", "2", "0", "0.5"}, strings.Fields(lines[2]))
+	require.Equal(t, `unknown JSON fields: 2 (e.g. "vbeln", "aufnr")`, lines[3])
+	require.Equal(t, `dead letters: 1 (mink scan 'sap.orders~dlq')`, lines[4])
+
+	err := tableCmd(context.Background(), []string{"status", "--admin", srv.URL, "sap.nope"}, &out)
+	require.ErrorContains(t, err, "404")
+	require.ErrorContains(t, tableCmd(context.Background(), []string{"status", "--admin", srv.URL}, &out), "usage: mink table status NS.NAME")
+	require.Equal(t, []string{"/admin/v1/tables/sap.orders/status", "/admin/v1/tables/sap.nope/status"}, asked)
+}
