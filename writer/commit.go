@@ -61,8 +61,9 @@ func (f indexedFile) added(t *tables.Table) icebergmeta.AddedFile {
 //   - remainder: when the last removed tail file goes past that end, the
 //     tail file of [that end, its end) is built and added in the replace,
 //     which then holds exactly the rows it removes.
-//   - adopt: a tail file of exactly an indexed file's range has its key and
-//     bytes: the indexed file takes its place, no snapshot needed.
+//   - adopt: a tail file with an indexed file's key (the same range, the
+//     same encoder version) has its bytes: the indexed file takes its place,
+//     no snapshot needed.
 type partPlan struct {
 	appendFiles  []indexedFile
 	bridge       *[2]int64
@@ -102,12 +103,12 @@ func planPartition(e, target int64, files []indexedFile, tails []*commit.TailFil
 			pp.remainder = &[2]int64{x, tl.End}
 		}
 	}
-	// A tail file of exactly an indexed file's range is that file.
+	// A tail file with an indexed file's key is that file.
 	var keep []indexedFile
 	for _, f := range pp.replaceFiles {
 		i := -1
 		for j, tl := range pp.removeTails {
-			if tl.Start == f.start && tl.End == f.end {
+			if tl.Key == f.key {
 				i = j
 				break
 			}

@@ -35,13 +35,19 @@ func (w *Writer) expiryInterval() time.Duration { return expiryEvery * w.cfg.Com
 //     recorded checksum, e.g. after log compaction): replaced by the file of
 //     the same range rebuilt from what Kafka holds now, under the next
 //     generation of the range ("<start>-<end>-<v>-g<n>.parquet"), or cleared
-//     when the rebuild matches again.
+//     when the rebuild matches again;
+//   - encoded by another encoder version (an upgrade that changed the
+//     encoder's bytes, docs/design.md §4.5): re-encoded with this one under
+//     its key ("<start>-<end>-<this version>.parquet"). This node cannot
+//     rebuild the old version's bytes, so until then a read of such a file
+//     that no node has cached fails.
 //
 // A file whose rebuild holds no row is only removed. The removals and
-// additions of a table go in one snapshot: "delete" when it only removes,
-// "overwrite" otherwise, committed like an append (fenced by the writer
-// epoch, compare-and-swap on the metadata location). Indexed ranges are not
-// touched: the indexer goes on from where it was.
+// additions of a table go in one snapshot under the table's row lock, fenced
+// by the writer epoch: "replace" when the added files hold as many rows as
+// the removed ones (only re-encodes), "delete" when it only removes,
+// "overwrite" otherwise. Indexed ranges are not touched: the indexer goes on
+// from where it was.
 func (w *Writer) expire(ctx context.Context, l cluster.Lease, t, dlq *tables.Table) error {
 	offs, err := w.kafka.ListOffsets(ctx, t.Topic)
 	if err != nil {
@@ -73,6 +79,8 @@ type liveFile struct {
 	sum          []byte
 	needsRebuild bool
 	logStart     int64
+	records      int64
+	version      int
 }
 
 type newFile struct {
@@ -91,17 +99,18 @@ func (w *Writer) rewriteFiles(ctx context.Context, l cluster.Lease, t, src *tabl
 		starts = append(starts, o.LogStart)
 	}
 	rows, err := w.pool.Query(ctx, `
-		SELECT d.path, d.partition, d.start_offset, d.end_offset, d.file_size, d.sha256, d.needs_rebuild, o.log_start
+		SELECT d.path, d.partition, d.start_offset, d.end_offset, d.file_size, d.sha256, d.needs_rebuild, o.log_start,
+		       d.record_count, d.encoder_version
 		FROM data_files d JOIN unnest($2::int[], $3::bigint[]) AS o(partition, log_start) ON o.partition = d.partition
 		WHERE d.table_id = $1 AND d.committed_snapshot_id IS NOT NULL AND d.removed_snapshot_id IS NULL
-		  AND (d.start_offset < o.log_start OR d.needs_rebuild)
-		ORDER BY d.partition, d.start_offset LIMIT $4`, t.ID, parts, starts, w.cfg.MaxFilesPerCommit)
+		  AND (d.start_offset < o.log_start OR d.needs_rebuild OR d.encoder_version <> $5)
+		ORDER BY d.partition, d.start_offset LIMIT $4`, t.ID, parts, starts, w.cfg.MaxFilesPerCommit, datafile.EncoderVersion)
 	if err != nil {
 		return err
 	}
 	files, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (liveFile, error) {
 		var f liveFile
-		err := r.Scan(&f.path, &f.partition, &f.start, &f.end, &f.size, &f.sum, &f.needsRebuild, &f.logStart)
+		err := r.Scan(&f.path, &f.partition, &f.start, &f.end, &f.size, &f.sum, &f.needsRebuild, &f.logStart, &f.records, &f.version)
 		return f, err
 	})
 	if err != nil || len(files) == 0 {
@@ -115,9 +124,11 @@ func (w *Writer) rewriteFiles(ctx context.Context, l cluster.Lease, t, src *tabl
 	}
 	var removed, removedKeys, unchanged []string
 	var added []newFile
+	var removedRecords, addedRecords int64
 	for _, f := range files {
 		if f.end <= f.logStart {
 			removed, removedKeys = append(removed, warehouse+f.path), append(removedKeys, f.path)
+			removedRecords += f.records
 			continue
 		}
 		start := max(f.start, f.logStart)
@@ -133,20 +144,25 @@ func (w *Writer) rewriteFiles(ctx context.Context, l cluster.Lease, t, src *tabl
 		if t.DLQOf != nil {
 			df = res.DLQ
 		}
-		if start == f.start && df != nil && int64(len(df.Bytes)) == f.size {
+		if start == f.start && f.version == datafile.EncoderVersion && df != nil && int64(len(df.Bytes)) == f.size {
 			if sum := sha256.Sum256(df.Bytes); bytes.Equal(sum[:], f.sum) {
 				unchanged = append(unchanged, f.path) // the mismatch was transient
 				continue
 			}
 		}
 		removed, removedKeys = append(removed, warehouse+f.path), append(removedKeys, f.path)
+		removedRecords += f.records
 		if df == nil {
 			continue
 		}
+		addedRecords += df.Stats.RecordCount
+		// Keys name the encoder version, so a re-encoded file of the same
+		// range starts again at generation 0.
 		var gen int
 		if err := w.pool.QueryRow(ctx, `
-			SELECT coalesce(max(generation) + 1, 0) FROM data_files WHERE table_id = $1 AND partition = $2 AND start_offset = $3`,
-			t.ID, f.partition, start).Scan(&gen); err != nil {
+			SELECT coalesce(max(generation) + 1, 0) FROM data_files
+			WHERE table_id = $1 AND partition = $2 AND start_offset = $3 AND encoder_version = $4`,
+			t.ID, f.partition, start, datafile.EncoderVersion).Scan(&gen); err != nil {
 			return err
 		}
 		added = append(added, newFile{key: t.DataFileKeyGen(f.partition, start, f.end, datafile.EncoderVersion, gen),
@@ -176,6 +192,8 @@ func (w *Writer) rewriteFiles(ctx context.Context, l cluster.Lease, t, src *tabl
 	}
 	in := icebergmeta.RewriteInput{
 		Metadata: h.Metadata, MetadataLocation: h.MetadataLocation, Removed: removed,
+		// Files only re-encoded (a new encoder version) hold the same rows.
+		Replace: len(added) > 0 && addedRecords == removedRecords,
 		SnapshotID: icebergmeta.NewSnapshotID(), Now: h.Now, Read: commit.Reader(tx), Summary: writerSummary,
 	}
 	for _, a := range added {
@@ -187,7 +205,10 @@ func (w *Writer) rewriteFiles(ctx context.Context, l cluster.Lease, t, src *tabl
 		return fmt.Errorf("writer: build rewrite snapshot of %s: %w", t.FullName(), err)
 	}
 	op := "delete"
-	if len(added) > 0 {
+	switch {
+	case in.Replace:
+		op = "replace"
+	case len(added) > 0:
 		op = "overwrite"
 	}
 	if err := commit.Store(ctx, tx, h, &l, op, res); err != nil {

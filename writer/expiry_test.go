@@ -103,3 +103,68 @@ func TestExpiryRewritesStraddlingFileAndIsFenced(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, b)
 }
+
+// An upgrade that changed the encoder's bytes: committed files of another
+// encoder version cannot be rebuilt by this node, so the writer re-encodes
+// them under this version's key, in a replace snapshot (the same rows).
+func TestExpiryReencodesOtherEncoderVersions(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, 1, tables.Definition{Namespace: "t", Name: "v", Topic: "v", ValueFormat: "raw"})
+	pool, kf, kc, tbl := f.pool, f.kf, f.kc, f.tbl
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.DefaultProduceTopic("v"))
+	require.NoError(t, err)
+	defer cl.Close()
+	for i := 0; i < 10; i++ {
+		require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: []byte{byte(i)}}).FirstErr())
+	}
+	// The range [0, 10) as an older Mink indexed it: encoder version 1.
+	spec, err := tbl.Spec()
+	require.NoError(t, err)
+	recs, err := kc.ReadRange(ctx, "v", 0, 0, 10)
+	require.NoError(t, err)
+	res, err := datafile.Build(spec, recs)
+	require.NoError(t, err)
+	pl := f.take(t, tables.PartitionScope(tbl.ID, 0), "node-a")
+	_, err = pool.Exec(ctx, `INSERT INTO ranges (table_id, partition, start_offset, end_offset, record_count, lease_scope, lease_holder, lease_epoch)
+		VALUES ($1, 0, 0, 10, 10, $2, $3, $4)`, tbl.ID, pl.Scope, pl.Holder, pl.Epoch)
+	require.NoError(t, err)
+	old := "t/v/data/0/0-10-1.parquet"
+	_, err = pool.Exec(ctx, `INSERT INTO data_files (table_id, partition, start_offset, end_offset, encoder_version, schema_id, path,
+		file_size, sha256, record_count, stats) VALUES ($1, 0, 0, 10, 1, 0, $2, $3, $4, 10, $5)`,
+		tbl.ID, old, len(res.Data.Bytes), res.Data.SHA256[:], res.Data.Stats)
+	require.NoError(t, err)
+
+	w := writer.New(pool, kc, writer.Config{CommitInterval: 50 * time.Millisecond})
+	wctx, stopW := context.WithCancel(ctx)
+	defer stopW()
+	go func() { _ = w.Run(wctx, f.take(t, tables.WriterScope(tbl.ID), "node-a")) }()
+	want := fmt.Sprintf("t/v/data/0/0-10-%d.parquet", datafile.EncoderVersion)
+	waitFor(t, "the re-encoded file", func() bool {
+		var n int
+		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM data_files WHERE table_id = $1 AND path = $2
+			AND committed_snapshot_id IS NOT NULL AND removed_snapshot_id IS NULL`, tbl.ID, want).Scan(&n))
+		return n == 1
+	})
+	stopW()
+	var oldRemoved bool
+	require.NoError(t, pool.QueryRow(ctx, `SELECT removed_snapshot_id IS NOT NULL FROM data_files WHERE path = $1`, old).Scan(&oldRemoved))
+	require.True(t, oldRemoved)
+	var meta []byte
+	require.NoError(t, pool.QueryRow(ctx, `
+		SELECT m.content FROM tables t JOIN metadata_files m ON m.path = substr(t.metadata_location, length('s3://mink/') + 1)
+		WHERE t.id = $1`, tbl.ID).Scan(&meta))
+	md, err := table.ParseMetadataBytes(meta)
+	require.NoError(t, err)
+	cur := md.CurrentSnapshot()
+	require.Equal(t, table.OpReplace, cur.Summary.Operation)
+	require.Equal(t, "10", cur.Summary.Properties["total-records"])
+	require.Equal(t, "10", cur.Summary.Properties["added-records"])
+	require.Equal(t, "10", cur.Summary.Properties["deleted-records"])
+	// Its parent appended the old file.
+	parent := md.SnapshotByID(*cur.ParentSnapshotID)
+	require.Equal(t, table.OpAppend, parent.Summary.Operation)
+
+	b, err := indexer.NewBuilder(pool, kc).Build(ctx, want)
+	require.NoError(t, err)
+	require.Equal(t, res.Data.Bytes, b, "the re-encoded file is this encoder's bytes")
+}

@@ -1,6 +1,7 @@
 package writer
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,10 +13,14 @@ import (
 // TestPlanPartition: how one round turns tail files into indexed data
 // files without adding or dropping a row (docs/design.md §4.6).
 func TestPlanPartition(t *testing.T) {
+	key := func(s, e int64, v int) string { return fmt.Sprintf("ns/t/data/0/%d-%d-%d.parquet", s, e, v) }
 	idx := func(s, e int64) indexedFile {
-		return indexedFile{key: "i", start: s, end: e, stats: datafile.Stats{RecordCount: e - s}}
+		return indexedFile{key: key(s, e, 2), start: s, end: e, stats: datafile.Stats{RecordCount: e - s}}
 	}
-	tl := func(s, e int64) *commit.TailFile { return &commit.TailFile{Key: "t", Start: s, End: e, Records: e - s} }
+	tl := func(s, e int64) *commit.TailFile { return &commit.TailFile{Key: key(s, e, 2), Start: s, End: e, Records: e - s} }
+	oldTail := func(s, e int64) *commit.TailFile {
+		return &commit.TailFile{Key: key(s, e, 1), Start: s, End: e, Records: e - s}
+	}
 	type want struct {
 		appendFiles, replaceFiles, removeTails, adopt [][2]int64
 		bridge, remainder                             *[2]int64
@@ -61,6 +66,11 @@ func TestPlanPartition(t *testing.T) {
 			files: []indexedFile{idx(100, 200), idx(200, 300)},
 			tails: []*commit.TailFile{tl(100, 200), tl(200, 300)},
 			want:  want{adopt: [][2]int64{{100, 200}, {200, 300}}, end: 300}},
+		{name: "a tail file of another encoder version is replaced, not adopted", e: 300, tgt: 300,
+			files: []indexedFile{idx(100, 200), idx(200, 300)},
+			tails: []*commit.TailFile{oldTail(100, 200), tl(200, 300)},
+			want: want{replaceFiles: [][2]int64{{100, 200}}, removeTails: [][2]int64{{100, 200}},
+				adopt: [][2]int64{{200, 300}}, end: 300}},
 		{name: "indexed files below the content end that no tail covers are new rows", e: 500, tgt: 300,
 			files: []indexedFile{idx(100, 300)},
 			want:  want{appendFiles: [][2]int64{{100, 300}}, end: 500}},
