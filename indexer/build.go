@@ -40,7 +40,11 @@ func (b *Builder) Build(ctx context.Context, key string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %s is not a data file key", objects.ErrNotFound, key)
 	}
 	if ref.Version != datafile.EncoderVersion {
-		return nil, fmt.Errorf("%w: %s: encoder version %d is not %d", objects.ErrNotFound, key, ref.Version, datafile.EncoderVersion)
+		// An upgrade changed the encoder: the writer re-encodes the table's
+		// files under this version's keys (replace snapshots); a new load of
+		// the table lists them.
+		return nil, fmt.Errorf("%w: %s was encoded by encoder version %d and this node encodes version %d; the table's writer re-encodes it: load the table again",
+			objects.ErrNotFound, key, ref.Version, datafile.EncoderVersion)
 	}
 	var tableID int64
 	var size int64
