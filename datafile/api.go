@@ -15,7 +15,11 @@ import (
 // EncoderVersion is the version of the byte layout this package produces.
 // It is part of every data file path. Bump it with any change that alters
 // output bytes (settings, library upgrade, column conversion).
-const EncoderVersion = 1
+//
+// 2: _kafka.timestamp is the record's raw millisecond timestamp × 1000; a
+// timestamp outside what int64 microseconds hold makes the record a dead
+// letter (it wrapped in 1).
+const EncoderVersion = 2
 
 // Spec says how one table's records become rows.
 type Spec struct {

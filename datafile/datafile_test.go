@@ -124,16 +124,20 @@ func TestGoldenVectors(t *testing.T) {
 		dataRows, dlqRow int64
 	}{
 		{"raw", codec.Raw, codec.Raw, "", "raw.jsonl",
-			"e42ec27db1062e28e1060784bb3de62d7fe599a3ae254318126f4237377c8d94",
+			"463ef81d930e746116862408f35ae23b010770b54c7a2037b3132815721d7af5",
 			"", 4, 0},
 		{"string", codec.String, codec.String, "", "string.jsonl",
-			"60530d380fd4ac6f7dc5d512d214b316672a7b3ba321bdb0e300462faa9ab85e",
-			"52c2227b4304378f9a01444f12d1215d05d0969c78969d210de478cacb637e58",
+			"eef9363fa04bc844cb479173c85f707e7d76382401e3f243e9d74fc2e1c13463",
+			"db9252a2336a3247f599da21c90b51e77f1e9a5cbf282077656e8748f52c8ef1",
 			3, 1},
 		{"json", codec.String, codec.JSON, "json_schema.json", "json.jsonl",
-			"bae43aa6414de276d3beafcfe2547aa531154deef355b313266c8045d56dd509",
-			"86dd70a3c26698ab6f18769278f5cfadbeb66dd96a23ba3abd4ea86a74b5a68b",
+			"f8fe075c2be55767208533f1d056a6c384ac0153c508482394154ae96ce0528d",
+			"6f90b1498f05f0e358050598d1c97e745d0d896cde7ae99d3ae593430cfee58d",
 			3, 3},
+		{"timestamps", codec.Raw, codec.Raw, "", "timestamps.jsonl",
+			"b1dfcfd1d57c9549c2d29032b39e1f453d22ec120105eb574ef4dc8f259c194d",
+			"ef8274307e8a8694be9308f198dd07e9393bbaa91b44f9838a60a622b2573a18",
+			8, 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -400,4 +404,59 @@ func TestEmptyAndErrors(t *testing.T) {
 	require.Error(t, err)
 	_, err = datafile.Build(nil, nil)
 	require.Error(t, err)
+}
+
+// TestTimestamps builds records whose timestamps lie outside what int64
+// nanoseconds hold (1677-09-21..2262-04-11) and at and past what Iceberg's
+// int64 microseconds hold: the representable ones are stored exactly, in
+// the rows, the column bounds and the file's timestamp range; the two past
+// the limits become dead letters whose error names the raw value, with
+// Kafka's "no timestamp" (-1 ms, type -1) in _kafka, never a wrapped or
+// clamped instant.
+func TestTimestamps(t *testing.T) {
+	recs := loadRecords(t, "timestamps.jsonl")
+	res, err := datafile.Build(spec(t, codec.Raw, codec.Raw, ""), recs)
+	require.NoError(t, err)
+
+	tbl, _ := readBack(t, res.Data)
+	k := column(t, tbl, 0).(*array.Struct)
+	off, ts, tt := k.Field(1).(*array.Int64), k.Field(2).(*array.Timestamp), k.Field(3).(*array.Int32)
+	type row struct {
+		Offset int64
+		Micros int64
+		Type   int32
+	}
+	var got []row
+	for i := 0; i < ts.Len(); i++ {
+		got = append(got, row{off.Value(i), int64(ts.Value(i)), tt.Value(i)})
+	}
+	require.Equal(t, []row{
+		{0, -1000, 0}, {1, 0, 0}, {2, 9223372036854000, 0}, {3, 9223372036855000, 0},
+		{4, 253402300799999000, 1}, {5, 9223372036854775000, 0}, {7, -9223372036854775000, 0},
+		{9, -1000, -1},
+	}, got)
+	require.Equal(t, "9999-12-31T23:59:59.999Z",
+		time.UnixMicro(int64(ts.Value(4))).UTC().Format("2006-01-02T15:04:05.000Z07:00"))
+	st := res.Data.Stats
+	require.EqualValues(t, -9223372036854775000, leU64(st.LowerBounds[codec.TimestampFieldID]))
+	require.EqualValues(t, 9223372036854775000, leU64(st.UpperBounds[codec.TimestampFieldID]))
+	require.Equal(t, int64(-9223372036854775000), st.MinTimestamp)
+	require.Equal(t, int64(9223372036854775000), st.MaxTimestamp)
+
+	dtbl, _ := readBack(t, res.DLQ)
+	dk := column(t, dtbl, 0).(*array.Struct)
+	doff, dts, dtt := dk.Field(1).(*array.Int64), dk.Field(2).(*array.Timestamp), dk.Field(3).(*array.Int32)
+	errs := column(t, dtbl, 2).(*array.String)
+	require.Equal(t, []int64{6, 8}, doff.Int64Values())
+	for i := 0; i < 2; i++ {
+		require.EqualValues(t, -1000, dts.Value(i))
+		require.EqualValues(t, -1, dtt.Value(i))
+	}
+	require.Equal(t, "timestamp 9223372036854776 ms (timestamp type 0) is outside what an Iceberg timestamptz holds "+
+		"(int64 microseconds: -9223372036854775..9223372036854775 ms)", errs.Value(0))
+	require.Equal(t, "timestamp -9223372036854776 ms (timestamp type 1) is outside what an Iceberg timestamptz holds "+
+		"(int64 microseconds: -9223372036854775..9223372036854775 ms)", errs.Value(1))
+	require.Equal(t, "past the largest", string(column(t, dtbl, 1).(*array.Binary).Value(0)))
+	require.Equal(t, int64(-1000), res.DLQ.Stats.MinTimestamp)
+	require.Equal(t, int64(-1000), res.DLQ.Stats.MaxTimestamp)
 }

@@ -20,7 +20,7 @@ import (
 // version writes: "mink encoder <EncoderVersion>" (a test keeps the two in
 // step). It is pinned because arrow-go's default names the library
 // version, which would change the bytes on an upgrade.
-const CreatedBy = "mink encoder 1"
+const CreatedBy = "mink encoder 2"
 
 // Pinned Parquet writer settings. Every setting that shapes the bytes is
 // set here explicitly rather than left to arrow-go's defaults, so that a
