@@ -115,6 +115,8 @@ func TestRecordTimestampsExact(t *testing.T) {
 	df := tasks[0].File
 	require.Equal(t, int64(smallest*1000), le(df.LowerBoundValues()[codec.TimestampFieldID]))
 	require.Equal(t, int64(largest*1000), le(df.UpperBoundValues()[codec.TimestampFieldID]))
+	require.Equal(t, int64(smallest*1000), le(df.LowerBoundValues()[codec.FirstValueFieldID+1]), "at")
+	require.Equal(t, int64(largest*1000), le(df.UpperBoundValues()[codec.FirstValueFieldID+1]), "at")
 	require.EqualValues(t, 6, df.Count())
 
 	// The dead letter: Kafka's "no timestamp" in _kafka, the raw value in

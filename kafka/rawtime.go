@@ -79,36 +79,51 @@ func processFetch(o kgo.ProcessFetchPartitionOpts, rp *kmsg.FetchResponseTopicPa
 	if len(fp.Records) == 0 {
 		return fp, next
 	}
-	times := rawTimes(rp.RecordBatches, &dec, fp.Records[0].Offset)
-	j := 0
-	for _, r := range fp.Records {
-		for j < len(times) && times[j].offset < r.Offset {
-			j++
-		}
-		if j == len(times) || times[j].offset != r.Offset {
-			fp.Records = nil
-			fp.Err = fmt.Errorf("kafka: %s/%d offset %d: the record's timestamp is not in the fetched batches", o.Topic, o.Partition, r.Offset)
-			return fp, next
-		}
-		t := times[j]
-		r.Timestamp = time.UnixMilli(t.millis)
-		if t.logAppend {
-			r.Attrs = kgo.NewRecordAttrs(kgo.RecordAttrsOpts{
-				Codec: kgo.CompressionCodecType(r.Attrs.CompressionType()), TimestampType: 1,
-				Transactional: r.Attrs.IsTransactional(), Control: r.Attrs.IsControl(),
-			})
-		}
+	st := stamper{recs: fp.Records}
+	rawTimes(rp.RecordBatches, &dec, fp.Records[0].Offset, &st)
+	if st.j < len(st.recs) {
+		fp.Err = fmt.Errorf("kafka: %s/%d offset %d: the record's timestamp is not in the fetched batches",
+			o.Topic, o.Partition, st.recs[st.j].Offset)
+		fp.Records = nil
 	}
 	return fp, next
 }
 
-// rawTimes reads the offset and raw timestamp of every record at or past
-// from in the record batches or message sets of a fetch response, in log
-// order. It stops where the data stops parsing (a truncated batch at the
-// end of a response); franz-go returns no record from there either.
-func rawTimes(in []byte, dec *keepingDecompressor, from int64) []rawTime {
-	var out []rawTime
-	for len(in) > 17 {
+// stamper sets the timestamps of recs (in offset order) from the raw
+// timestamps of the fetched records (a superset, in offset order).
+type stamper struct {
+	recs []*kgo.Record
+	j    int // recs[:j] are set
+}
+
+// set is called for every raw record in log order. A record of recs that
+// the raw records pass without matching stops the stamper: j then points
+// at it.
+func (s *stamper) set(t rawTime) {
+	if s.j == len(s.recs) {
+		return
+	}
+	r := s.recs[s.j]
+	if r.Offset != t.offset {
+		return // a record franz-go did not return, or r is missing (left at j)
+	}
+	s.j++
+	r.Timestamp = time.UnixMilli(t.millis)
+	if t.logAppend {
+		r.Attrs = kgo.NewRecordAttrs(kgo.RecordAttrsOpts{
+			Codec: kgo.CompressionCodecType(r.Attrs.CompressionType()), TimestampType: 1,
+			Transactional: r.Attrs.IsTransactional(), Control: r.Attrs.IsControl(),
+		})
+	}
+}
+
+// rawTimes passes the offset and raw timestamp of the records of the
+// record batches or message sets of a fetch response to st, in log order
+// (batches that end below from are skipped). It stops where the data stops
+// parsing (a truncated batch at the end of a response); franz-go returns no
+// record from there either.
+func rawTimes(in []byte, dec *keepingDecompressor, from int64, st *stamper) {
+	for len(in) > 17 && st.j < len(st.recs) {
 		length := int64(int32(binary.BigEndian.Uint32(in[8:]))) + 12
 		if length < 12 || int64(len(in)) < length {
 			break
@@ -119,41 +134,44 @@ func rawTimes(in []byte, dec *keepingDecompressor, from int64) []rawTime {
 		case 0:
 			var m kmsg.MessageV0
 			if m.ReadFrom(b) != nil {
-				return out
+				return
 			}
-			out = v0Times(out, &m, dec)
+			for _, t := range v0Times(nil, &m, dec) {
+				st.set(t)
+			}
 		case 1:
 			var m kmsg.MessageV1
 			if m.ReadFrom(b) != nil {
-				return out
+				return
 			}
-			out = v1Times(out, &m, dec)
+			for _, t := range v1Times(nil, &m, dec) {
+				st.set(t)
+			}
 		case 2:
 			var rb kmsg.RecordBatch
 			if rb.ReadFrom(b) != nil {
-				return out
+				return
 			}
-			out = batchTimes(out, &rb, dec, from)
+			batchTimes(&rb, dec, from, st)
 		default:
-			return out
+			return
 		}
 	}
-	return out
 }
 
 // batchTimes appends the timestamps of the records of a v2 record batch
 // (Kafka protocol, "Record Batch": a record's timestamp is FirstTimestamp
 // plus its timestamp delta; under LogAppendTime every record's is
 // MaxTimestamp).
-func batchTimes(out []rawTime, rb *kmsg.RecordBatch, dec *keepingDecompressor, from int64) []rawTime {
+func batchTimes(rb *kmsg.RecordBatch, dec *keepingDecompressor, from int64, st *stamper) {
 	if rb.FirstOffset+int64(rb.LastOffsetDelta) < from {
-		return out // franz-go skips such a batch without decompressing it
+		return // franz-go skips such a batch without decompressing it
 	}
 	recs := rb.Records
 	if rb.Attributes&0x0007 != 0 {
 		var ok bool
 		if recs, ok = dec.get(recs); !ok {
-			return out
+			return
 		}
 	}
 	logAppend := rb.Attributes&0x0008 != 0
@@ -179,9 +197,8 @@ func batchTimes(out []rawTime, rb *kmsg.RecordBatch, dec *keepingDecompressor, f
 		if logAppend {
 			ms = rb.MaxTimestamp
 		}
-		out = append(out, rawTime{offset: rb.FirstOffset + int64(int32(offsetDelta)), millis: ms})
+		st.set(rawTime{offset: rb.FirstOffset + int64(int32(offsetDelta)), millis: ms})
 	}
-	return out
 }
 
 func v0Times(out []rawTime, m *kmsg.MessageV0, dec *keepingDecompressor) []rawTime {
