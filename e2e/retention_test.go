@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/devenv"
 )
 
@@ -166,7 +167,7 @@ func TestRetentionDropsRecordsBelowLogStart(t *testing.T) {
 	})
 	var straddle bool
 	for _, f := range rb.files {
-		straddle = straddle || strings.HasSuffix(f, "/data/0/60-80-1.parquet")
+		straddle = straddle || strings.HasSuffix(f, fmt.Sprintf("/data/0/60-80-%d.parquet", datafile.EncoderVersion))
 	}
 	require.True(t, straddle, "the straddling file is rebuilt from the log start: %v", rb.files)
 
@@ -260,7 +261,7 @@ func TestCompactionReindexes(t *testing.T) {
 	require.Equal(t, []string{"first", "k0-r1", "k1-r1", "k2-r1", "k3-r1", "k4-r1", "last"}, rb.values)
 	var gen bool
 	for _, f := range rb.files {
-		gen = gen || strings.HasSuffix(f, "-1-g1.parquet")
+		gen = gen || strings.HasSuffix(f, fmt.Sprintf("-%d-g1.parquet", datafile.EncoderVersion))
 	}
 	require.True(t, gen, "the replacement has a key of its own: %v", rb.files)
 }

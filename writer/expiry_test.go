@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minkhq/mink/cluster"
+	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/indexer"
 	"github.com/minkhq/mink/pgstore"
 	"github.com/minkhq/mink/tables"
@@ -77,7 +78,7 @@ func TestExpiryRewritesStraddlingFileAndIsFenced(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, `SELECT path, start_offset, end_offset, count(*) OVER () FROM data_files
 		WHERE table_id = $1 AND removed_snapshot_id IS NULL ORDER BY start_offset LIMIT 1`, tbl.ID).Scan(&path, &start, &end, &liveFiles))
 	require.EqualValues(t, 4, start)
-	require.Equal(t, fmt.Sprintf("t/x/data/0/4-%d-1.parquet", end), path)
+	require.Equal(t, fmt.Sprintf("t/x/data/0/4-%d-%d.parquet", end, datafile.EncoderVersion), path)
 	var removed int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM data_files WHERE table_id = $1 AND removed_snapshot_id IS NOT NULL`, tbl.ID).Scan(&removed))
 	require.Positive(t, removed)
