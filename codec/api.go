@@ -40,6 +40,14 @@ func TableSchema(keyFormat, valueFormat Format, declared *iceberg.Schema) (*iceb
 // the record's raw value bytes, null for a tombstone), 12 error (string,
 // required: why the record could not be decoded). The key column is binary
 // for every key format, so that the key's bytes are kept as they were.
+//
+// A record whose timestamp an Iceberg timestamptz cannot hold (outside
+// ±9223372036854775 ms) has Kafka's "no timestamp" in _kafka: timestamp
+// -1 ms (RecordBatch.NO_TIMESTAMP) with timestamp_type -1
+// (NO_TIMESTAMP_TYPE), as Kafka reports a record without one, and its
+// error names the raw value. (A null timestamp would need this schema's
+// field 4 optional, a schema change every existing dead-letter table would
+// have to take by evolution.)
 func DLQSchema(keyFormat Format) *iceberg.Schema {
 	// The key is kept as raw bytes whatever the key format: a key that is
 	// not valid for its format (a string key that is not UTF-8) must reach

@@ -3,6 +3,7 @@ package codec_test
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"testing"
 	"time"
@@ -161,12 +162,30 @@ func TestJSONConversions(t *testing.T) {
 		{"timestamptz epoch ms", P.TimestampTz, `1700000000000`, ts, ""},
 		{"timestamptz epoch ms fraction", P.TimestampTz, `1700000000000.25`, ts + 250, ""},
 		{"timestamptz epoch sub-µs", P.TimestampTz, `1700000000000.0001`, nil, "has a fraction"},
+		// Instants int64 nanoseconds cannot hold, and the limits of
+		// int64 microseconds: exact, or an error, never wrapped.
+		{"timestamptz 9999 ms", P.TimestampTz, `253402300799999`, int64(253402300799999000), ""},
+		{"timestamptz 9999 string", P.TimestampTz, `"9999-12-31T23:59:59.999999Z"`, int64(253402300799999999), ""},
+		{"timestamptz 0000 string", P.TimestampTz, `"0000-01-01T00:00:00Z"`, int64(-62167219200000000), ""},
+		{"timestamptz 2262 ms", P.TimestampTz, `9223372036855`, int64(9223372036855000), ""},
+		{"timestamptz before 1677 ms", P.TimestampTz, `-9223372036855`, int64(-9223372036855000), ""},
+		{"timestamptz largest ms", P.TimestampTz, `9223372036854775.807`, int64(math.MaxInt64), ""},
+		{"timestamptz past largest ms", P.TimestampTz, `9223372036854775.808`, nil, "out of range"},
+		{"timestamptz past largest ms integer", P.TimestampTz, `9223372036854776`, nil, "out of range"},
+		{"timestamptz smallest ms", P.TimestampTz, `-9223372036854775.808`, int64(math.MinInt64), ""},
+		{"timestamptz past smallest ms", P.TimestampTz, `-9223372036854775.809`, nil, "out of range"},
+		{"timestamptz exponent ms", P.TimestampTz, `9.223372036854776e15`, nil, "out of range"},
 		{"timestamptz bad date", P.TimestampTz, `"2023-02-30T00:00:00Z"`, nil, "RFC 3339"},
 		{"timestamp local", P.Timestamp, `"2023-11-14 22:13:20"`, ts, ""},
 		{"timestamp with offset to UTC", P.Timestamp, `"2023-11-14T23:13:20+01:00"`, ts, ""},
 		{"date", P.Date, `"2023-11-14"`, int32(19675), ""},
 		{"date before epoch", P.Date, `"1969-12-31"`, int32(-1), ""},
 		{"date epoch days", P.Date, `19675`, int32(19675), ""},
+		{"date 9999", P.Date, `"9999-12-31"`, int32(2932896), ""},
+		{"date 0000", P.Date, `"0000-01-01"`, int32(-719528), ""},
+		{"date largest days", P.Date, `2147483647`, int32(math.MaxInt32), ""},
+		{"date past largest days", P.Date, `2147483648`, nil, "out of range"},
+		{"date past smallest days", P.Date, `-2147483649`, nil, "out of range"},
 		{"date bad", P.Date, `"2023-13-01"`, nil, "YYYY-MM-DD"},
 		{"time", P.Time, `"01:02:03.25"`, int64(3723250000), ""},
 		{"binary", P.Binary, `"aGVsbG8="`, "hello", ""},

@@ -19,7 +19,10 @@ import (
 // 2: JSON numbers and booleans convert to their text for string columns;
 // a field given twice, an object none of whose keys matches a field, and a
 // non-zero number that rounds to a zero float are dead letters; field
-// matching and unknown-field options (codec.JSONOptions).
+// matching and unknown-field options (codec.JSONOptions); _kafka.timestamp
+// is the record's raw millisecond timestamp × 1000, and a timestamp outside
+// what int64 microseconds hold makes the record a dead letter (it wrapped
+// in 1).
 const EncoderVersion = 2
 
 // Spec says how one table's records become rows.

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"unicode"
@@ -71,13 +72,15 @@ func (f *pending) reserve(rows, keyBytes int) {
 // replaced by U+FFFD: that is the dead-letter file, whose rows must be
 // written whatever the record holds (the raw value and the error say the
 // rest).
-func (f *pending) appendKafka(r *kgo.Record, ts int64, keyFormat codec.Format, sanitize bool) {
+//
+// ts is the timestamp in microseconds and tsType its type (see recordTime).
+func (f *pending) appendKafka(r *kgo.Record, ts int64, tsType int32, keyFormat codec.Format, sanitize bool) {
 	kb := f.cols[0].(*array.StructBuilder)
 	kb.Append(true)
 	kb.FieldBuilder(colPartition).(*array.Int32Builder).Append(r.Partition)
 	kb.FieldBuilder(colOffset).(*array.Int64Builder).Append(r.Offset)
 	kb.FieldBuilder(colTimestamp).(*array.TimestampBuilder).Append(arrow.Timestamp(ts))
-	kb.FieldBuilder(colTimestampType).(*array.Int32Builder).Append(int32(r.Attrs.TimestampType()))
+	kb.FieldBuilder(colTimestampType).(*array.Int32Builder).Append(tsType)
 	switch b := kb.FieldBuilder(colKey).(type) {
 	case *array.StringBuilder:
 		switch {
@@ -148,6 +151,38 @@ func (f *pending) finish(mem memory.Allocator, partition int32) (*File, error) {
 	return &File{Bytes: b, SHA256: sha256.Sum256(b), Stats: st}, nil
 }
 
+// Bounds of a record timestamp, in milliseconds, that Iceberg's timestamptz
+// (int64 microseconds since the Unix epoch, Iceberg spec, "Primitive Types")
+// holds: ms*1000 must fit an int64.
+const (
+	MinMillis = math.MinInt64 / 1000 // -9223372036854775 ms, -290308-12-21T19:59:05.225Z
+	MaxMillis = math.MaxInt64 / 1000 // 9223372036854775 ms, 294247-01-10T04:00:54.775Z
+)
+
+// Kafka's "no timestamp": the timestamp type (NO_TIMESTAMP_TYPE) and
+// timestamp (RecordBatch.NO_TIMESTAMP, ms) of a record without one.
+const (
+	noTimestampType = -1
+	noTimestamp     = -1 // ms, Kafka's RecordBatch.NO_TIMESTAMP
+)
+
+// recordTime returns the _kafka.timestamp (microseconds) and
+// _kafka.timestamp_type of r. r.Timestamp holds the record's raw
+// millisecond timestamp (kafka.ReadRange and kafka.Reader set it exactly).
+// A timestamp Iceberg cannot hold returns an error naming the raw value,
+// with Kafka's "no timestamp" pair (-1 ms, type -1) for the dead-letter
+// row: never a wrapped or clamped instant.
+func recordTime(r *kgo.Record) (us int64, tsType int32, err error) {
+	ms := r.Timestamp.UnixMilli()
+	tsType = int32(r.Attrs.TimestampType())
+	if ms < MinMillis || ms > MaxMillis {
+		return noTimestamp * 1000, noTimestampType, fmt.Errorf(
+			"timestamp %d ms (timestamp type %d) is outside what an Iceberg timestamptz holds (int64 microseconds: %d..%d ms)",
+			ms, tsType, int64(MinMillis), int64(MaxMillis))
+	}
+	return ms * 1000, tsType, nil
+}
+
 // checkRecord reports why the key or headers of r cannot be decoded.
 func checkRecord(keyFormat codec.Format, r *kgo.Record) error {
 	if err := codec.CheckKey(keyFormat, r.Key); err != nil {
@@ -215,14 +250,16 @@ func build(spec *Spec, records []*kgo.Record) (*Result, error) {
 	var dlq *pending
 	var unknown unknownTally
 	for _, r := range records {
-		ts := r.Timestamp.UnixMicro()
-		reason := checkRecord(spec.KeyFormat, r)
+		ts, tsType, reason := recordTime(r)
+		if reason == nil {
+			reason = checkRecord(spec.KeyFormat, r)
+		}
 		if reason == nil {
 			reason = dec.Decode(r.Value)
 			unknown.add(res, dec)
 		}
 		if reason == nil {
-			data.appendKafka(r, ts, spec.KeyFormat, false)
+			data.appendKafka(r, ts, tsType, spec.KeyFormat, false)
 			dec.Append(data.cols[1:])
 			continue
 		}
@@ -232,7 +269,7 @@ func build(spec *Spec, records []*kgo.Record) (*Result, error) {
 				return nil, err
 			}
 		}
-		dlq.appendKafka(r, ts, spec.KeyFormat, true)
+		dlq.appendKafka(r, ts, tsType, spec.KeyFormat, true)
 		if r.Value == nil {
 			dlq.cols[1].AppendNull()
 		} else {

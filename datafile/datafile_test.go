@@ -161,6 +161,10 @@ func TestGoldenVectors(t *testing.T) {
 			"59421b27932865d9b432ecbbc865fe7e77dd4338114fa9232ed52d7f02f95980",
 			"8611585566889a3e02a612ca7168a270314af3805a1c9f0846dc1dba994b1972",
 			3, 8, dl},
+		{"timestamps", codec.Raw, codec.Raw, "", "timestamps.jsonl",
+			"b1dfcfd1d57c9549c2d29032b39e1f453d22ec120105eb574ef4dc8f259c194d",
+			"ef8274307e8a8694be9308f198dd07e9393bbaa91b44f9838a60a622b2573a18",
+			8, 2, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -538,4 +542,59 @@ func TestUnknownExamplesBounded(t *testing.T) {
 	require.Equal(t, "a\uFFFDb", res.UnknownExamples[0])
 	require.Equal(t, strings.Repeat("é", 100)+"…", res.UnknownExamples[1])
 	require.Equal(t, []string{"k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"}, res.UnknownExamples[2:])
+}
+
+// TestTimestamps builds records whose timestamps lie outside what int64
+// nanoseconds hold (1677-09-21..2262-04-11) and at and past what Iceberg's
+// int64 microseconds hold: the representable ones are stored exactly, in
+// the rows, the column bounds and the file's timestamp range; the two past
+// the limits become dead letters whose error names the raw value, with
+// Kafka's "no timestamp" (-1 ms, type -1) in _kafka, never a wrapped or
+// clamped instant.
+func TestTimestamps(t *testing.T) {
+	recs := loadRecords(t, "timestamps.jsonl")
+	res, err := datafile.Build(spec(t, codec.Raw, codec.Raw, ""), recs)
+	require.NoError(t, err)
+
+	tbl, _ := readBack(t, res.Data)
+	k := column(t, tbl, 0).(*array.Struct)
+	off, ts, tt := k.Field(1).(*array.Int64), k.Field(2).(*array.Timestamp), k.Field(3).(*array.Int32)
+	type row struct {
+		Offset int64
+		Micros int64
+		Type   int32
+	}
+	var got []row
+	for i := 0; i < ts.Len(); i++ {
+		got = append(got, row{off.Value(i), int64(ts.Value(i)), tt.Value(i)})
+	}
+	require.Equal(t, []row{
+		{0, -1000, 0}, {1, 0, 0}, {2, 9223372036854000, 0}, {3, 9223372036855000, 0},
+		{4, 253402300799999000, 1}, {5, 9223372036854775000, 0}, {7, -9223372036854775000, 0},
+		{9, -1000, -1},
+	}, got)
+	require.Equal(t, "9999-12-31T23:59:59.999Z",
+		time.UnixMicro(int64(ts.Value(4))).UTC().Format("2006-01-02T15:04:05.000Z07:00"))
+	st := res.Data.Stats
+	require.EqualValues(t, -9223372036854775000, leU64(st.LowerBounds[codec.TimestampFieldID]))
+	require.EqualValues(t, 9223372036854775000, leU64(st.UpperBounds[codec.TimestampFieldID]))
+	require.Equal(t, int64(-9223372036854775000), st.MinTimestamp)
+	require.Equal(t, int64(9223372036854775000), st.MaxTimestamp)
+
+	dtbl, _ := readBack(t, res.DLQ)
+	dk := column(t, dtbl, 0).(*array.Struct)
+	doff, dts, dtt := dk.Field(1).(*array.Int64), dk.Field(2).(*array.Timestamp), dk.Field(3).(*array.Int32)
+	errs := column(t, dtbl, 2).(*array.String)
+	require.Equal(t, []int64{6, 8}, doff.Int64Values())
+	for i := 0; i < 2; i++ {
+		require.EqualValues(t, -1000, dts.Value(i))
+		require.EqualValues(t, -1, dtt.Value(i))
+	}
+	require.Equal(t, "timestamp 9223372036854776 ms (timestamp type 0) is outside what an Iceberg timestamptz holds "+
+		"(int64 microseconds: -9223372036854775..9223372036854775 ms)", errs.Value(0))
+	require.Equal(t, "timestamp -9223372036854776 ms (timestamp type 1) is outside what an Iceberg timestamptz holds "+
+		"(int64 microseconds: -9223372036854775..9223372036854775 ms)", errs.Value(1))
+	require.Equal(t, "past the largest", string(column(t, dtbl, 1).(*array.Binary).Value(0)))
+	require.Equal(t, int64(-1000), res.DLQ.Stats.MinTimestamp)
+	require.Equal(t, int64(-1000), res.DLQ.Stats.MaxTimestamp)
 }

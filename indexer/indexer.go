@@ -386,7 +386,7 @@ func insertFile(ctx context.Context, tx pgx.Tx, t *tables.Table, partition int32
 		t.ID, partition, rg.start, rg.end, datafile.EncoderVersion, t.Schema.ID,
 		t.DataFileKey(partition, rg.start, rg.end, datafile.EncoderVersion),
 		len(f.Bytes), f.SHA256[:], f.Stats.RecordCount, f.Stats,
-		time.UnixMicro(f.Stats.MinTimestamp), time.UnixMicro(f.Stats.MaxTimestamp))
+		pgstore.Timestamptz(f.Stats.MinTimestamp), pgstore.Timestamptz(f.Stats.MaxTimestamp))
 	return err
 }
 

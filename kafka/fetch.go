@@ -36,39 +36,12 @@ func (c *Client) ReadRange(ctx context.Context, topic string, partition int32, s
 	next := start
 	refresh := false
 	for next < end {
-		leader, topicID, err := c.leader(ctx, topic, partition, refresh)
+		fp, nextOffset, err := fetchOnce(ctx, c.cl, topic, partition, next, refresh, fetchOpts{
+			maxWait: 500 * time.Millisecond, maxBytes: fetchMaxBytes})
 		if err != nil {
 			return nil, err
 		}
 		refresh = false
-		req := kmsg.NewPtrFetchRequest()
-		req.MaxWaitMillis = 500
-		req.MinBytes = 1
-		req.MaxBytes = fetchMaxBytes
-		req.IsolationLevel = 1 // read_committed
-		rt := kmsg.NewFetchRequestTopic()
-		rt.Topic, rt.TopicID = topic, topicID
-		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = partition, next, fetchMaxBytes
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		kresp, err := c.cl.Broker(int(leader)).Request(ctx, req)
-		if err != nil {
-			if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-				return nil, err
-			}
-			return nil, unavailable(err)
-		}
-		resp := kresp.(*kmsg.FetchResponse)
-		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-			return nil, unavailable(err)
-		}
-		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-			return nil, fmt.Errorf("%w: fetch answered %d topics", ErrUnavailable, len(resp.Topics))
-		}
-		fp, nextOffset := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
-			Offset: next, IsolationLevel: kgo.ReadCommitted(), Topic: topic, Partition: partition,
-		}, &resp.Topics[0].Partitions[0], kgo.DefaultDecompressor(), nil)
 		switch {
 		case fp.Err == nil:
 		case errors.Is(fp.Err, kerr.OffsetOutOfRange):
@@ -84,9 +57,7 @@ func (c *Client) ReadRange(ctx context.Context, topic string, partition int32, s
 			}
 			next = o.LogStart
 			continue
-		case errors.Is(fp.Err, kerr.NotLeaderForPartition), errors.Is(fp.Err, kerr.FencedLeaderEpoch),
-			errors.Is(fp.Err, kerr.UnknownLeaderEpoch), errors.Is(fp.Err, kerr.LeaderNotAvailable),
-			errors.Is(fp.Err, kerr.UnknownTopicID), errors.Is(fp.Err, kerr.ReplicaNotAvailable):
+		case retryable(fp.Err):
 			refresh = true
 			if !sleep(ctx, 50*time.Millisecond) {
 				return nil, unavailable(ctx.Err())
@@ -117,10 +88,68 @@ func (c *Client) ReadRange(ctx context.Context, topic string, partition int32, s
 	return out, nil
 }
 
-// leader returns the partition leader's broker id and the topic id, from
-// the client's metadata cache (at most a second old), or fresh when
-// refresh is set.
-func (c *Client) leader(ctx context.Context, topic string, partition int32, refresh bool) (int32, [16]byte, error) {
+// fetchOpts are the settings of one Fetch request.
+type fetchOpts struct {
+	maxWait  time.Duration
+	maxBytes int32
+	// keepControl returns control records (commit and abort markers).
+	keepControl bool
+}
+
+// fetchOnce sends one read_committed Fetch request for topic/partition at
+// offset to the partition leader through cl and processes the answer with
+// processFetch (franz-go's parsing, exact timestamps). It returns the
+// partition's result (fp.Err holds a partition-level error) and the offset
+// to fetch next. Errors of the request itself wrap ErrUnavailable (or
+// ErrUnknownTopic), except a cancellation of ctx.
+func fetchOnce(ctx context.Context, cl *kgo.Client, topic string, partition int32, offset int64, refresh bool, o fetchOpts) (kgo.FetchPartition, int64, error) {
+	leader, topicID, err := leaderOf(ctx, cl, topic, partition, refresh)
+	if err != nil {
+		return kgo.FetchPartition{}, 0, err
+	}
+	req := kmsg.NewPtrFetchRequest()
+	req.MaxWaitMillis = int32(o.maxWait / time.Millisecond)
+	req.MinBytes = 1
+	req.MaxBytes = o.maxBytes
+	req.IsolationLevel = 1 // read_committed
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic, rt.TopicID = topic, topicID
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = partition, offset, o.maxBytes
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	kresp, err := cl.Broker(int(leader)).Request(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			return kgo.FetchPartition{}, 0, err
+		}
+		return kgo.FetchPartition{}, 0, unavailable(err)
+	}
+	resp := kresp.(*kmsg.FetchResponse)
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return kgo.FetchPartition{}, 0, unavailable(err)
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		return kgo.FetchPartition{}, 0, fmt.Errorf("%w: fetch answered %d topics", ErrUnavailable, len(resp.Topics))
+	}
+	fp, next := processFetch(kgo.ProcessFetchPartitionOpts{
+		Offset: offset, IsolationLevel: kgo.ReadCommitted(), Topic: topic, Partition: partition,
+		KeepControlRecords: o.keepControl,
+	}, &resp.Topics[0].Partitions[0])
+	return fp, next, nil
+}
+
+// retryable reports whether a partition error of a fetch means the leader
+// moved or is not ready: refresh the metadata and fetch again.
+func retryable(err error) bool {
+	return errors.Is(err, kerr.NotLeaderForPartition) || errors.Is(err, kerr.FencedLeaderEpoch) ||
+		errors.Is(err, kerr.UnknownLeaderEpoch) || errors.Is(err, kerr.LeaderNotAvailable) ||
+		errors.Is(err, kerr.UnknownTopicID) || errors.Is(err, kerr.ReplicaNotAvailable)
+}
+
+// leaderOf returns the partition leader's broker id and the topic id, from
+// cl's metadata cache (at most a second old), or fresh when refresh is set.
+func leaderOf(ctx context.Context, cl *kgo.Client, topic string, partition int32, refresh bool) (int32, [16]byte, error) {
 	req := kmsg.NewPtrMetadataRequest()
 	rt := kmsg.NewMetadataRequestTopic()
 	rt.Topic = kmsg.StringPtr(topic)
@@ -129,7 +158,7 @@ func (c *Client) leader(ctx context.Context, topic string, partition int32, refr
 	if refresh {
 		limit = 0
 	}
-	resp, err := c.cl.RequestCachedMetadata(ctx, req, limit)
+	resp, err := cl.RequestCachedMetadata(ctx, req, limit)
 	if err != nil {
 		return 0, [16]byte{}, unavailable(err)
 	}

@@ -143,16 +143,30 @@ func unavailable(err error) error {
 	return fmt.Errorf("%w: %w", ErrUnavailable, err)
 }
 
-// readerFetchBytes bounds one fetch of a Reader (compressed bytes).
+// readerFetchBytes bounds one fetch of a Reader (compressed bytes): small,
+// since a node runs a reader per partition and compressed batches grow
+// several times when decoded into records.
 const readerFetchBytes = 256 << 10
+
+// readerMaxWait is how long the broker may hold a Reader's fetch waiting for
+// records.
+const readerMaxWait = 200 * time.Millisecond
 
 // Reader reads one partition from an offset on, with read_committed:
 // records of aborted transactions never appear, and control records are
 // returned (IsControl) so that the caller sees every offset it passes.
+//
+// It sends Fetch requests itself on a client of its own (its long-polling
+// fetches must not queue behind other partitions' on a shared connection)
+// and reads the answers as ReadRange does (processFetch): the records and
+// their timestamps are the same, whichever of the two read them.
 type Reader struct {
+	c         *Client
 	cl        *kgo.Client
 	topic     string
 	partition int32
+	next      int64
+	refresh   bool
 	offsets   Offsets // as of the last fetch (LogStart, LastStable, HighWatermark)
 }
 
@@ -162,49 +176,67 @@ func (r *Reader) Offsets() Offsets { return r.offsets }
 
 // NewReader starts reading topic/partition at offset.
 func (c *Client) NewReader(topic string, partition int32, offset int64) (*Reader, error) {
-	cl, err := kgo.NewClient(
-		kgo.SeedBrokers(c.brokers...),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {partition: kgo.NewOffset().At(offset)}}),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.KeepControlRecords(),
-		kgo.FetchMaxWait(200*time.Millisecond),
-		// One buffered fetch per reader: small, since a node runs a reader
-		// per partition and compressed batches grow several times when
-		// decoded into records.
-		kgo.FetchMaxBytes(readerFetchBytes), kgo.FetchMaxPartitionBytes(readerFetchBytes),
-	)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.brokers...), kgo.RequestRetries(2),
+		kgo.RetryTimeout(c.timeout))
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	return &Reader{cl: cl, topic: topic, partition: partition}, nil
+	return &Reader{c: c, cl: cl, topic: topic, partition: partition, next: offset}, nil
 }
 
 // Poll returns the next records (data and control) in offset order, waiting
 // until some arrive or ctx is done; on ctx expiry it returns (nil, nil)
 // when the parent context is still live. Errors that mean Kafka is
-// unreachable are wrapped in ErrUnavailable; the reader keeps retrying.
+// unreachable are wrapped in ErrUnavailable; the next Poll tries again from
+// the same offset. When the offset it reads at is below the log start
+// offset (records deleted), it goes on from the log start offset.
 func (r *Reader) Poll(ctx context.Context) ([]*kgo.Record, error) {
-	fs := r.cl.PollFetches(ctx)
-	var recs []*kgo.Record
-	var ferr error
-	fs.EachError(func(t string, p int32, err error) {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return
+	for {
+		fp, next, err := fetchOnce(ctx, r.cl, r.topic, r.partition, r.next, r.refresh,
+			fetchOpts{maxWait: readerMaxWait, maxBytes: readerFetchBytes, keepControl: true})
+		r.refresh = false
+		if ctx.Err() != nil {
+			return nil, nil
 		}
-		if ferr == nil {
-			ferr = unavailable(err)
+		if err != nil {
+			r.refresh = true
+			return nil, err
 		}
-	})
-	fs.EachPartition(func(p kgo.FetchTopicPartition) {
-		if p.Err == nil && p.HighWatermark > 0 {
-			r.offsets = Offsets{LogStart: p.LogStartOffset, LastStable: p.LastStableOffset, HighWatermark: p.HighWatermark}
+		switch {
+		case fp.Err == nil:
+			r.offsets = Offsets{LogStart: fp.LogStartOffset, LastStable: fp.LastStableOffset, HighWatermark: fp.HighWatermark}
+		case errors.Is(fp.Err, kerr.OffsetOutOfRange):
+			offs, err := r.c.ListOffsets(ctx, r.topic)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, nil
+				}
+				return nil, err
+			}
+			o := offs[r.partition]
+			r.offsets = o
+			if r.next < o.LogStart {
+				r.next = o.LogStart
+				continue
+			}
+			return nil, fmt.Errorf("%w: offset %d of %s/%d is past the high watermark %d",
+				ErrUnavailable, r.next, r.topic, r.partition, o.HighWatermark)
+		case retryable(fp.Err):
+			r.refresh = true
+			if !sleep(ctx, 50*time.Millisecond) {
+				return nil, nil
+			}
+			continue
+		default:
+			return nil, unavailable(fp.Err)
 		}
-	})
-	fs.EachRecord(func(rec *kgo.Record) { recs = append(recs, rec) })
-	if len(recs) > 0 {
-		return recs, nil
+		if next > r.next {
+			r.next = next
+		}
+		if len(fp.Records) > 0 {
+			return fp.Records, nil
+		}
 	}
-	return nil, ferr
 }
 
 // Close stops the reader.

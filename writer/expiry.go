@@ -230,7 +230,7 @@ func (w *Writer) rewriteFiles(ctx context.Context, l cluster.Lease, t, src *tabl
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 			t.ID, a.partition, a.start, a.end, datafile.EncoderVersion, t.Schema.ID, a.key,
 			len(f.Bytes), f.SHA256[:], f.Stats.RecordCount, f.Stats,
-			time.UnixMicro(f.Stats.MinTimestamp), time.UnixMicro(f.Stats.MaxTimestamp),
+			pgstore.Timestamptz(f.Stats.MinTimestamp), pgstore.Timestamptz(f.Stats.MaxTimestamp),
 			res.SnapshotID, a.generation); err != nil {
 			return err
 		}

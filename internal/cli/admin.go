@@ -481,7 +481,7 @@ func leafCells(out []string, col arrow.Array, r int, parentNull bool) []string {
 }
 
 func cell(col arrow.Array, r int) string {
-	v := col.GetOneForMarshal(r)
+	v := marshalValue(col, r)
 	if v == nil {
 		return "null"
 	}
@@ -495,11 +495,52 @@ func cell(col arrow.Array, r int) string {
 	return string(b)
 }
 
+// marshalValue is arrow's GetOneForMarshal, except that timestamps are
+// formatted by timestampString at any depth (arrow prints the bare integer
+// for years past 9999).
+func marshalValue(col arrow.Array, r int) any {
+	if col.IsNull(r) {
+		return nil
+	}
+	switch a := col.(type) {
+	case *array.Timestamp:
+		return timestampString(a.Value(r), a.DataType().(*arrow.TimestampType))
+	case *array.Struct:
+		st := a.DataType().(*arrow.StructType)
+		m := make(map[string]any, a.NumField())
+		for i := 0; i < a.NumField(); i++ {
+			m[st.Field(i).Name] = marshalValue(a.Field(i), r)
+		}
+		return m
+	case array.ListLike: // list and map (a list of key/value structs)
+		start, end := a.ValueOffsets(r)
+		out := make([]any, 0, end-start)
+		for i := start; i < end; i++ {
+			out = append(out, marshalValue(a.ListValues(), int(i)))
+		}
+		return out
+	}
+	return col.GetOneForMarshal(r)
+}
+
+// timestampString formats a timestamp exactly, whatever its year: RFC 3339
+// in UTC for timestamptz (years past 9999 or before 0 get more digits or a
+// sign, as ISO 8601's expanded years), the wall clock without zone for
+// timestamp. arrow's ToTime is exact for every unit (microseconds go
+// through time.UnixMicro, not nanoseconds).
+func timestampString(v arrow.Timestamp, typ *arrow.TimestampType) string {
+	t := v.ToTime(typ.Unit)
+	if typ.TimeZone == "" {
+		return t.Format("2006-01-02 15:04:05.999999999")
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
 func (p *printer) row(rec arrow.RecordBatch, r int) error {
 	if p.format == "json" {
 		m := make(map[string]any, rec.NumCols())
 		for i, f := range rec.Schema().Fields() {
-			m[f.Name] = rec.Column(i).GetOneForMarshal(r)
+			m[f.Name] = marshalValue(rec.Column(i), r)
 		}
 		b, err := json.Marshal(m)
 		if err != nil {
