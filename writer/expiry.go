@@ -193,7 +193,7 @@ func (w *Writer) rewriteFiles(ctx context.Context, l cluster.Lease, t, src *tabl
 	in := icebergmeta.RewriteInput{
 		Metadata: h.Metadata, MetadataLocation: h.MetadataLocation, Removed: removed,
 		// Files only re-encoded (a new encoder version) hold the same rows.
-		Replace: len(added) > 0 && addedRecords == removedRecords,
+		Replace:    len(added) > 0 && addedRecords == removedRecords,
 		SnapshotID: icebergmeta.NewSnapshotID(), Now: h.Now, Read: commit.Reader(tx), Summary: writerSummary,
 	}
 	for _, a := range added {

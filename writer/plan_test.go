@@ -17,7 +17,9 @@ func TestPlanPartition(t *testing.T) {
 	idx := func(s, e int64) indexedFile {
 		return indexedFile{key: key(s, e, 2), start: s, end: e, stats: datafile.Stats{RecordCount: e - s}}
 	}
-	tl := func(s, e int64) *commit.TailFile { return &commit.TailFile{Key: key(s, e, 2), Start: s, End: e, Records: e - s} }
+	tl := func(s, e int64) *commit.TailFile {
+		return &commit.TailFile{Key: key(s, e, 2), Start: s, End: e, Records: e - s}
+	}
 	oldTail := func(s, e int64) *commit.TailFile {
 		return &commit.TailFile{Key: key(s, e, 1), Start: s, End: e, Records: e - s}
 	}
