@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -159,20 +161,42 @@ const readerMaxWait = 200 * time.Millisecond
 // It sends Fetch requests itself on a client of its own (its long-polling
 // fetches must not queue behind other partitions' on a shared connection)
 // and reads the answers as ReadRange does (processFetch): the records and
-// their timestamps are the same, whichever of the two read them.
+// their timestamps are the same, whichever of the two read them. A
+// goroutine fetches one response ahead of Poll, so that the caller's work
+// on one fetch overlaps the round trip of the next (as a Kafka consumer's
+// buffered fetch does); that response (at most readerFetchBytes compressed)
+// is the reader's memory beyond what Poll returned.
 type Reader struct {
 	c         *Client
 	cl        *kgo.Client
 	topic     string
 	partition int32
-	next      int64
-	refresh   bool
-	offsets   Offsets // as of the last fetch (LogStart, LastStable, HighWatermark)
+
+	// The fetch loop's own state.
+	next    int64
+	refresh bool
+
+	offsets atomic.Pointer[Offsets] // as of the last fetch
+	results chan readResult
+	start   sync.Once
+	ctx     context.Context
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+type readResult struct {
+	recs []*kgo.Record
+	err  error
 }
 
 // Offsets returns the partition's offsets as the last fetch response gave
 // them (zero before the first).
-func (r *Reader) Offsets() Offsets { return r.offsets }
+func (r *Reader) Offsets() Offsets {
+	if o := r.offsets.Load(); o != nil {
+		return *o
+	}
+	return Offsets{}
+}
 
 // NewReader starts reading topic/partition at offset.
 func (c *Client) NewReader(topic string, partition int32, offset int64) (*Reader, error) {
@@ -181,16 +205,53 @@ func (c *Client) NewReader(topic string, partition int32, offset int64) (*Reader
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	return &Reader{c: c, cl: cl, topic: topic, partition: partition, next: offset}, nil
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Reader{c: c, cl: cl, topic: topic, partition: partition, next: offset,
+		results: make(chan readResult), ctx: ctx, cancel: cancel, done: make(chan struct{})}, nil
 }
 
 // Poll returns the next records (data and control) in offset order, waiting
-// until some arrive or ctx is done; on ctx expiry it returns (nil, nil)
-// when the parent context is still live. Errors that mean Kafka is
-// unreachable are wrapped in ErrUnavailable; the next Poll tries again from
-// the same offset. When the offset it reads at is below the log start
-// offset (records deleted), it goes on from the log start offset.
+// until some arrive or ctx is done; on ctx expiry it returns (nil, nil).
+// Errors that mean Kafka is unreachable are wrapped in ErrUnavailable; the
+// reader tries again from the same offset. When the offset it reads at is
+// below the log start offset (records deleted), it goes on from the log
+// start offset.
 func (r *Reader) Poll(ctx context.Context) ([]*kgo.Record, error) {
+	r.start.Do(func() { go r.run() })
+	select {
+	case res := <-r.results:
+		return res.recs, res.err
+	case <-ctx.Done():
+		return nil, nil
+	}
+}
+
+// readerRetry is how long the fetch loop waits after an error before it
+// fetches again.
+const readerRetry = 100 * time.Millisecond
+
+// run is the fetch loop: it hands each fetch's records (or error) to Poll
+// and fetches the next meanwhile, until Close.
+func (r *Reader) run() {
+	defer close(r.done)
+	for {
+		recs, err := r.fetch(r.ctx)
+		if r.ctx.Err() != nil {
+			return
+		}
+		select {
+		case r.results <- readResult{recs: recs, err: err}:
+		case <-r.ctx.Done():
+			return
+		}
+		if err != nil && !sleep(r.ctx, readerRetry) {
+			return
+		}
+	}
+}
+
+// fetch returns the records of the next fetch that has any, or an error.
+func (r *Reader) fetch(ctx context.Context) ([]*kgo.Record, error) {
 	for {
 		fp, next, err := fetchOnce(ctx, r.cl, r.topic, r.partition, r.next, r.refresh,
 			fetchOpts{maxWait: readerMaxWait, maxBytes: readerFetchBytes, keepControl: true})
@@ -204,7 +265,7 @@ func (r *Reader) Poll(ctx context.Context) ([]*kgo.Record, error) {
 		}
 		switch {
 		case fp.Err == nil:
-			r.offsets = Offsets{LogStart: fp.LogStartOffset, LastStable: fp.LastStableOffset, HighWatermark: fp.HighWatermark}
+			r.offsets.Store(&Offsets{LogStart: fp.LogStartOffset, LastStable: fp.LastStableOffset, HighWatermark: fp.HighWatermark})
 		case errors.Is(fp.Err, kerr.OffsetOutOfRange):
 			offs, err := r.c.ListOffsets(ctx, r.topic)
 			if err != nil {
@@ -214,7 +275,7 @@ func (r *Reader) Poll(ctx context.Context) ([]*kgo.Record, error) {
 				return nil, err
 			}
 			o := offs[r.partition]
-			r.offsets = o
+			r.offsets.Store(&o)
 			if r.next < o.LogStart {
 				r.next = o.LogStart
 				continue
@@ -239,5 +300,10 @@ func (r *Reader) Poll(ctx context.Context) ([]*kgo.Record, error) {
 	}
 }
 
-// Close stops the reader.
-func (r *Reader) Close() { r.cl.Close() }
+// Close stops the reader and waits for its fetch loop.
+func (r *Reader) Close() {
+	r.cancel()
+	r.start.Do(func() { close(r.done) }) // never started
+	<-r.done
+	r.cl.Close()
+}
