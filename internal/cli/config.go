@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -34,7 +36,21 @@ func yamlKey(flagName string) string { return strings.ReplaceAll(flagName, "-", 
 // Positional arguments (e.g. NS.NAME) may stand before, between or after
 // the flags; each is stored in the next of positional, and any more is an
 // error.
+//
+// Every error is a usageError (or a helpRequest for -h): the flag package
+// prints nothing itself.
 func parse(fs *flag.FlagSet, args []string, positional ...*string) error {
+	if err := parseSettings(fs, args, positional...); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return helpRequest{fs}
+		}
+		return usageError{err}
+	}
+	return nil
+}
+
+func parseSettings(fs *flag.FlagSet, args []string, positional ...*string) error {
+	fs.SetOutput(io.Discard)
 	config := fs.String("config", "", "optional YAML file of settings (keys: flag names in snake case, e.g. lease_ttl)")
 	if err := fs.Parse(args); err != nil {
 		return err
