@@ -171,8 +171,9 @@ func New(pool *pgxpool.Pool, cfg Config, jobs Jobs) (*Cluster, error) {
 	}, nil
 }
 
-// Run registers the node and runs sharing rounds every LeaseTTL/3 until ctx
-// is done, then stops cleanly: it stops every job, releases every lease and
+// Run registers the node and runs sharing rounds every LeaseTTL/3, and at
+// once on a notice from the database (see "When rounds run" in the package
+// documentation), until ctx is done, then stops cleanly: it stops every job, releases every lease and
 // deletes the node row, with a fresh short context. Rounds that fail (for
 // example while Postgres does not answer) are logged and retried; they
 // never end Run. Run returns nil after a clean stop, or the errors of the
