@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -167,10 +168,16 @@ func parseBytes(s string) (int64, error) {
 	for _, u := range units {
 		if strings.HasSuffix(s, u.suffix) {
 			n, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), 64)
-			if err != nil || n < 0 {
+			if err != nil || n < 0 || math.IsInf(n, 0) {
 				return 0, fmt.Errorf("bad size %q", s)
 			}
-			return int64(n * float64(u.mult)), nil
+			// A size is a whole number of bytes that fits an int64: 1.5B
+			// or 9EiB must not become 1 or a wrapped number.
+			b := n * float64(u.mult)
+			if b != math.Trunc(b) || b >= math.MaxInt64 {
+				return 0, fmt.Errorf("bad size %q (not a whole number of bytes up to 2^63-1)", s)
+			}
+			return int64(b), nil
 		}
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
