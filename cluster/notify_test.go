@@ -72,8 +72,11 @@ func TestRoundsOnNotice(t *testing.T) {
 		}
 		return 0
 	}
-	time.Sleep(200 * time.Millisecond) // the rounds that follow LISTEN
+	// Its first round, and the one that follows its LISTEN; no other
+	// comes within a round (20 s) unless a notice wakes it.
+	eventually(t, 5*time.Second, "the other node's first two rounds", func() bool { return otherRounds() >= 2 })
 	before := otherRounds()
+	require.Equal(t, 2.0, before)
 
 	balanced := func(tables ...int64) func() bool {
 		return func() bool {
