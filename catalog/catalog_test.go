@@ -279,14 +279,45 @@ func TestTableETag(t *testing.T) {
 	etag := rsp.Header.Get("ETag")
 	require.Regexp(t, `^"[0-9a-f]{32}"$`, etag)
 
-	for _, inm := range []string{etag, "W/" + etag, `"other", ` + etag, "*"} {
-		rsp, body = f.do("GET", path, "If-None-Match", inm)
-		require.Equal(t, http.StatusNotModified, rsp.StatusCode, inm)
-		require.Empty(t, body)
+	// If-None-Match = "*" / #entity-tag (RFC 9110 §13.1.2), weak
+	// comparison; a field that does not parse is ignored.
+	for _, c := range []struct {
+		lines []string
+		want  int
+	}{
+		{[]string{etag}, http.StatusNotModified},
+		{[]string{"W/" + etag}, http.StatusNotModified},
+		{[]string{`"other", ` + etag}, http.StatusNotModified},
+		{[]string{`"other",` + etag + `,`}, http.StatusNotModified},
+		{[]string{`, ,` + etag}, http.StatusNotModified},
+		{[]string{`"a,b", W/` + etag}, http.StatusNotModified}, // a comma inside a tag
+		{[]string{"*"}, http.StatusNotModified},
+		{[]string{`"other"`, etag}, http.StatusNotModified}, // two field lines
+		{[]string{`"other"`}, http.StatusOK},
+		{[]string{`W/"other", ""`}, http.StatusOK},
+		{[]string{strings.Trim(etag, `"`)}, http.StatusOK},   // unquoted
+		{[]string{"w/" + etag}, http.StatusOK},               // W/ is case-sensitive
+		{[]string{`"other", *`}, http.StatusOK},              // "*" only alone
+		{[]string{`*, *`}, http.StatusOK},                    //
+		{[]string{`other, ` + etag}, http.StatusOK},          // not a list of tags
+		{[]string{`"a,` + etag[1:] + `,"b"`}, http.StatusOK}, // the tag is "a,"
+		{[]string{etag + ` "other"`}, http.StatusOK},         // no comma
+		{[]string{"*", etag}, http.StatusOK},                 // "*" in a list again
+		{[]string{`"a b", ` + etag}, http.StatusOK},          // a space is not etagc
+	} {
+		var hdr []string
+		for _, l := range c.lines {
+			hdr = append(hdr, "If-None-Match", l)
+		}
+		rsp, body = f.do("GET", path, hdr...)
+		require.Equal(t, c.want, rsp.StatusCode, "%q", c.lines)
 		require.Equal(t, etag, rsp.Header.Get("ETag"))
+		if c.want == http.StatusNotModified {
+			require.Empty(t, body)
+		} else {
+			require.NotEmpty(t, body)
+		}
 	}
-	rsp, _ = f.do("GET", path, "If-None-Match", `"other"`)
-	require.Equal(t, http.StatusOK, rsp.StatusCode)
 
 	// A commit moves the metadata location: the old tag no longer matches.
 	f.commit(s, "00001-y.metadata.json", s.metadata)

@@ -30,7 +30,9 @@
 //     as the spec requires; the token is the last name returned, opaque to
 //     clients.
 //   - Table loads answer an ETag that changes with the metadata location (and
-//     with this node's table config), and 304 to a matching If-None-Match.
+//     with this node's table config), and 304 to a matching If-None-Match
+//     (RFC 9110 §13.1.2: "*" or a list of entity-tags, weak comparison; a
+//     field that does not parse is ignored).
 //   - Mink has no views, but the view reads are served and advertised (an
 //     empty list, 404 NoSuchViewException): Trino and Spark list views
 //     beside tables, and some clients fail outright on a catalog whose

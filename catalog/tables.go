@@ -114,16 +114,61 @@ func (h *Handler) etag(metadataLocation string) string {
 	return `"` + hex.EncodeToString(s.Sum(nil)[:16]) + `"`
 }
 
-// etagMatches applies If-None-Match (RFC 9110 §13.1.2, weak comparison):
-// any listed tag, or "*", matches.
-func etagMatches(headers []string, etag string) bool {
-	for _, h := range headers {
-		for _, tag := range strings.Split(h, ",") {
-			tag = strings.TrimSpace(tag)
-			if tag == "*" || strings.TrimPrefix(tag, "W/") == etag {
-				return true
-			}
+// etagMatches evaluates If-None-Match (RFC 9110 §13.1.2) against etag, a
+// strong tag: it reports whether the field is "*" or lists a tag equal to
+// etag by the weak comparison (§8.8.3.2: W/ is disregarded). The field
+// lines are one list (§5.3). Its grammar is "*" / #entity-tag, with
+// entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE, so a comma inside quotes
+// belongs to the tag; a field that does not parse (or lists "*" among
+// tags) is ignored, as a field with an invalid value may be (§5.5), and
+// the table is sent.
+func etagMatches(lines []string, etag string) bool {
+	if len(lines) == 0 {
+		return false
+	}
+	field := strings.Trim(strings.Join(lines, ","), " \t")
+	if field == "*" {
+		return true
+	}
+	matched := false
+	for rest := field; ; {
+		// Empty list elements and the OWS around commas (§5.6.1.2).
+		rest = strings.TrimLeft(rest, " \t,")
+		if rest == "" {
+			return matched
+		}
+		tag, after, ok := cutEntityTag(rest)
+		if !ok {
+			return false
+		}
+		if strings.TrimPrefix(tag, "W/") == etag {
+			matched = true
+		}
+		after = strings.TrimLeft(after, " \t")
+		if after != "" && after[0] != ',' {
+			return false
+		}
+		rest = after
+	}
+}
+
+// cutEntityTag cuts one entity-tag (RFC 9110 §8.8.3) off the front of s.
+func cutEntityTag(s string) (tag, rest string, ok bool) {
+	start := 0
+	if strings.HasPrefix(s, "W/") {
+		start = 2
+	}
+	if len(s) <= start || s[start] != '"' {
+		return "", "", false
+	}
+	for i := start + 1; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"':
+			return s[:i+1], s[i+1:], true
+		case c == 0x21 || c >= 0x23 && c <= 0x7e || c >= 0x80: // etagc
+		default:
+			return "", "", false
 		}
 	}
-	return false
+	return "", "", false
 }

@@ -69,6 +69,10 @@ type Cluster struct {
 	instance string        // this process's token in its node row
 	m        *metrics
 
+	// wake asks for a round now (capacity 1: requests coalesce); see
+	// notify.go.
+	wake chan struct{}
+
 	running atomic.Bool
 	// crash makes Run end like a crashed process when its ctx is
 	// cancelled: jobs stop, nothing is released, the row stays (tests).
@@ -163,11 +167,13 @@ func New(pool *pgxpool.Pool, cfg Config, jobs Jobs) (*Cluster, error) {
 		instance: newInstance(),
 		m:        newMetrics(cfg.Registerer, cfg.Logger),
 		held:     map[string]*holding{},
+		wake:     make(chan struct{}, 1),
 	}, nil
 }
 
-// Run registers the node and runs sharing rounds every LeaseTTL/3 until ctx
-// is done, then stops cleanly: it stops every job, releases every lease and
+// Run registers the node and runs sharing rounds every LeaseTTL/3, and at
+// once on a notice from the database (see "When rounds run" in the package
+// documentation), until ctx is done, then stops cleanly: it stops every job, releases every lease and
 // deletes the node row, with a fresh short context. Rounds that fail (for
 // example while Postgres does not answer) are logged and retried; they
 // never end Run. Run returns nil after a clean stop, or the errors of the
@@ -181,6 +187,13 @@ func (c *Cluster) Run(ctx context.Context) error {
 	c.log.Info("cluster: starting", "roles", c.cfg.Roles, "lease_ttl", c.cfg.LeaseTTL,
 		"max_partitions", c.cfg.MaxPartitions)
 
+	// Rounds run every interval, and at once on a notice from the
+	// database (notify.go): a table created or dropped, a node stopped.
+	lctx, stopListening := context.WithCancel(ctx)
+	listening := make(chan struct{})
+	go func() { defer close(listening); c.listen(lctx) }()
+	defer func() { stopListening(); <-listening }()
+
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	failing := false
@@ -189,6 +202,7 @@ func (c *Cluster) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return c.stop()
 		case <-timer.C:
+		case <-c.wake:
 		}
 		start := time.Now()
 		err := c.round(ctx, start)
@@ -244,8 +258,15 @@ func (c *Cluster) round(ctx context.Context, start time.Time) error {
 		}
 	}
 	for _, scope := range acts.Take {
-		if err := c.take(ctx, scope); err != nil {
+		took, err := c.take(ctx, scope)
+		if err != nil {
 			return err
+		}
+		if !took {
+			// Another node took it since the read (both were notified
+			// of a new table, say): Plan again now rather than stay
+			// below the share for a whole interval.
+			c.poke()
 		}
 	}
 	if err := c.tend(ctx); err != nil {
@@ -431,16 +452,17 @@ func (c *Cluster) releaseRow(ctx context.Context, scope string, epoch int64) err
 	return nil
 }
 
-// take takes a lease if it is still free and starts its job.
-func (c *Cluster) take(ctx context.Context, scope string) error {
+// take takes a lease if it is still free and starts its job; took is
+// false when it was no longer free.
+func (c *Cluster) take(ctx context.Context, scope string) (took bool, err error) {
 	l := Lease{Scope: scope, Holder: c.cfg.NodeID}
-	err := c.pool.QueryRow(ctx, sqlLeaseTake, scope, c.cfg.NodeID, c.ttlUS).Scan(&l.TableID, &l.Kind, &l.Partition, &l.Epoch)
+	err = c.pool.QueryRow(ctx, sqlLeaseTake, scope, c.cfg.NodeID, c.ttlUS).Scan(&l.TableID, &l.Kind, &l.Partition, &l.Epoch)
 	if errors.Is(err, pgx.ErrNoRows) {
 		c.log.Debug("cluster: lease no longer free", "scope", scope)
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("cluster: take %s: %w", scope, err)
+		return false, fmt.Errorf("cluster: take %s: %w", scope, err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -451,7 +473,7 @@ func (c *Cluster) take(ctx context.Context, scope string) error {
 	if c.trustedLocked() {
 		c.startJob(h)
 	}
-	return nil
+	return true, nil
 }
 
 // tend restarts the jobs of held leases that returned (or were stopped

@@ -40,9 +40,36 @@
 // node, so the nodes agree without talking to each other. A node without
 // the indexer role holds nothing.
 //
+// # When rounds run
+//
+// A round runs when the node starts, then every lease_ttl/3, and also at
+// once (after the current one, if any) when:
+//
+//   - the database announces a change on the cluster's LISTEN/NOTIFY
+//     channel (notify.go; sent at commit by the triggers of migration
+//     005): lease rows inserted or deleted (a table created, dropped, or
+//     given new partitions) or a node row deleted (a clean stop, whose
+//     leases are free). So every node takes a new table's leases, drops a
+//     dropped table's, and takes over a stopped node's, within a round
+//     trip of the commit rather than up to lease_ttl/3 later. The channel
+//     is mink_cluster_<oid of the schema>, one per cluster;
+//   - a take in this round found the lease no longer free: another node
+//     took it since the read (both were told of the same new table), so
+//     this node plans again with what is left rather than stay below its
+//     share for a whole interval;
+//   - the listening connection (its own, outside the pool) starts or
+//     restarts LISTENing, since notices sent while it was not were lost.
+//
+// Requests coalesce: however many arrive during a round, one more round
+// follows it. Only when rounds run changes: a round is the same round
+// whatever started it, and Plan's rules (one release per table per round
+// included) are untouched. Without the channel (LISTEN failing, for
+// example behind a transaction-pooling proxy) rounds still run every
+// lease_ttl/3.
+//
 // # A round
 //
-// Every lease_ttl/3, with a timeout of lease_ttl/3:
+// Every round, with a timeout of lease_ttl/3:
 //
 //  1. upsert the node row (re-inserted if it vanished);
 //  2. renew the held leases in one UPDATE … RETURNING; a lease missing from
@@ -91,5 +118,6 @@
 //
 // When Run's context is cancelled the node stops every job, waits for them
 // to return, releases every lease it holds and deletes its row, with a
-// fresh short context, so that the others take over in their next round.
+// fresh short context. Deleting the row notifies the others, which run a
+// round at once and take the leases over.
 package cluster

@@ -5,7 +5,7 @@
 // REST catalog, admin API, HTTP listener, then the cluster loop (register,
 // take leases, run indexers and writers). Stop runs it backwards: the
 // cluster loop stops jobs, releases leases and deletes the node row, then
-// the listener closes.
+// the HTTP server closes (see Node.Stop), then the clients.
 package node
 
 import (
@@ -129,6 +129,7 @@ type Node struct {
 	cluster  *cluster.Cluster
 	listener net.Listener
 	server   *http.Server
+	conns    conns
 	cancel   context.CancelFunc
 	done     chan struct{}
 	stopOnce sync.Once
@@ -248,7 +249,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	})
 	// IdleTimeout closes keep-alive connections clients leave idle (some
 	// open a new S3 client per table load and never close the old one).
-	n.server = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 30 * time.Second}
+	n.server = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 30 * time.Second,
+		ConnState: n.conns.track}
 	go func() {
 		if err := n.server.Serve(n.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("node: http server", "err", err)
@@ -299,30 +301,44 @@ func (n *Node) ID() string { return n.cfg.NodeID }
 func (n *Node) URL() string { return n.cfg.Advertise }
 
 // Stop stops the node cleanly (design §3.1): jobs stop, leases are
-// released, the node row is deleted, then the HTTP server closes.
+// released, the node row is deleted (the others, notified, take the
+// leases at once), then the HTTP server closes: requests in flight finish
+// (for at most httpDrain), except reads waiting for a data file build,
+// which answer 503 SlowDown so that the client retries elsewhere.
 func (n *Node) Stop() {
 	n.stopOnce.Do(func() {
+		start := time.Now()
 		if n.cancel != nil {
 			n.cancel()
 			<-n.done
 		}
+		loop := time.Since(start)
 		n.close()
+		n.log.Info("node: stopped", "seconds", time.Since(start).Seconds(),
+			"cluster_seconds", loop.Seconds(), "http_and_clients_seconds", (time.Since(start) - loop).Seconds())
 	})
 }
 
 // Done is closed when the node's cluster loop has ended.
 func (n *Node) Done() <-chan struct{} { return n.done }
 
+// httpDrain bounds the wait for HTTP requests in flight at a stop.
+const httpDrain = 5 * time.Second
+
 func (n *Node) close() {
+	if n.objects != nil {
+		n.objects.Close()
+	}
 	if n.server != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = n.server.Shutdown(ctx)
+		n.conns.closeFresh()
+		ctx, cancel := context.WithTimeout(context.Background(), httpDrain)
+		if err := n.server.Shutdown(ctx); err != nil {
+			n.log.Warn("node: requests still in flight at stop; closing their connections", "err", err)
+			_ = n.server.Close()
+		}
 		cancel()
 	} else if n.listener != nil {
 		n.listener.Close()
-	}
-	if n.objects != nil {
-		n.objects.Close()
 	}
 	if n.kafka != nil {
 		n.kafka.Close()
@@ -330,6 +346,46 @@ func (n *Node) close() {
 	if n.pool != nil {
 		n.pool.Close()
 	}
+}
+
+// conns tracks the HTTP connections on which no request has come yet.
+// http.Server.Shutdown closes idle connections at once but waits for such
+// a fresh one as if a request were in flight, until it is 5 s old; clients
+// leave them (a transport that dialed for a request another connection
+// served, a TCP health check), and a stop would wait for them. Closing a
+// fresh connection is as safe as closing an idle one.
+type conns struct {
+	mu       sync.Mutex
+	fresh    map[net.Conn]struct{}
+	stopping bool
+}
+
+func (c *conns) track(conn net.Conn, st http.ConnState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case st == http.StateNew && c.stopping:
+		conn.Close()
+	case st == http.StateNew:
+		if c.fresh == nil {
+			c.fresh = map[net.Conn]struct{}{}
+		}
+		c.fresh[conn] = struct{}{}
+	default:
+		delete(c.fresh, conn)
+	}
+}
+
+// closeFresh closes the fresh connections, and every one accepted from
+// now on.
+func (c *conns) closeFresh() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopping = true
+	for conn := range c.fresh {
+		conn.Close()
+	}
+	c.fresh = nil
 }
 
 // jobs dispatches held leases to the indexer or the writer.

@@ -47,7 +47,13 @@
 // Bodies are the bytes exactly as built, through http.ServeContent: HEAD,
 // the three Range forms (bytes=a-b, bytes=a-, bytes=-n) with 206 and 416,
 // conditionals (If-None-Match, If-Match, If-Range …), Content-Length,
-// Accept-Ranges. The ETag is the quoted hex SHA-256 of the content; a data
+// Accept-Ranges. The Range header is read by RFC 9110 §14 before
+// ServeContent sees it (ranges.go): an invalid one, another unit, or a set
+// of several ranges is ignored (200, the whole object; S3 serves no
+// multipart ranges either); a valid one that selects nothing (bytes=-0, a
+// first position at or past the length) answers 416 InvalidRange with
+// Content-Range "bytes */<length>"; positions past the end are clamped.
+// HEAD answers GET's status and headers, as S3's HeadObject does. The ETag is the quoted hex SHA-256 of the content; a data
 // file's Last-Modified is one fixed date (its bytes never change, on any
 // node), a metadata file's is its created_at. Errors are S3 XML documents
 // (NoSuchKey, NoSuchBucket, MethodNotAllowed, InvalidRange, InternalError,

@@ -144,6 +144,12 @@ func do(t testing.TB, method, url string, hdr map[string]string) (*http.Response
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
+	return send(t, req)
+}
+
+// send sends req and returns the response with its body read.
+func send(t testing.TB, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()

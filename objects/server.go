@@ -392,14 +392,30 @@ func (s *Server) buildError(w http.ResponseWriter, r *http.Request, key string, 
 }
 
 // serveContent answers GET and HEAD, with conditional and Range requests,
-// from content.
+// from content: http.ServeContent evaluates the preconditions in the order
+// of RFC 9110 §13.2.2 (If-Match, If-Unmodified-Since, If-None-Match,
+// If-Modified-Since, If-Range) and serves the range, after
+// normalizeRequest has read the Range header by RFC 9110 §14. HEAD gets
+// the status and headers GET would get (206 and 416 included), as S3's
+// HeadObject does; RFC 9110 §14.2 leaves range handling of methods other
+// than GET to other specifications.
 func (s *Server) serveContent(w http.ResponseWriter, r *http.Request, key, source, ctype string, modTime time.Time, etag string, content io.ReadSeeker) {
 	h := w.Header()
 	h.Set("Content-Type", ctype)
 	h.Set("ETag", etag)
 	h.Set("Accept-Ranges", "bytes")
 	sw := &serveWriter{ResponseWriter: w, s: s, r: r, key: key}
-	http.ServeContent(sw, r, "", modTime, content)
+	size, err := content.Seek(0, io.SeekEnd)
+	if err == nil {
+		_, err = content.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		s.log.Error("cannot size content", "key", key, "err", err)
+		s.writeError(w, r, http.StatusInternalServerError, s3Error{Code: codeInternalError,
+			Message: "Reading the file failed.", Key: key})
+		return
+	}
+	http.ServeContent(sw, normalizeRequest(r, size), "", modTime, content)
 	s.served(source, sw.n)
 }
 

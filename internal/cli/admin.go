@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -67,7 +66,7 @@ func call(ctx context.Context, method, url string, body any, out any) error {
 
 func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: mink table create|list|get|status|delete …")
+		return usagef("missing table command (create, list, get, status or delete)")
 	}
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("table "+sub, flag.ContinueOnError)
@@ -85,15 +84,20 @@ func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		if err := parse(fs, args, &name); err != nil {
 			return err
 		}
-		if name == "" {
-			return errors.New("usage: mink table create NS.NAME --topic T --value-format F")
+		switch {
+		case name == "":
+			return usagef("missing table name NS.NAME")
+		case *topic == "":
+			return usagef("--topic is required")
+		case *vf == "":
+			return usagef("--value-format is required (raw, string or json)")
 		}
 		ns, tname, ok := strings.Cut(name, ".")
 		if i := strings.LastIndexByte(name, '.'); i > 0 {
 			ns, tname, ok = name[:i], name[i+1:], true
 		}
-		if !ok {
-			return fmt.Errorf("table name %q must be NS.NAME", name)
+		if !ok || ns == "" || tname == "" {
+			return usagef("table name %q must be NS.NAME", name)
 		}
 		def := map[string]any{"namespace": ns, "name": tname, "topic": *topic, "value_format": *vf,
 			"key_format": *kf, "start": *start}
@@ -110,7 +114,10 @@ func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		if len(props) > 0 {
 			p := map[string]string{}
 			for _, kv := range props {
-				k, v, _ := strings.Cut(kv, "=")
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok || k == "" {
+					return usagef("--property %q: want KEY=VALUE", kv)
+				}
 				p[k] = v
 			}
 			def["properties"] = p
@@ -151,7 +158,7 @@ func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 		if name == "" {
-			return errors.New("usage: mink table status NS.NAME")
+			return usagef("missing table name NS.NAME")
 		}
 		return tableStatus(ctx, *admin, name, stdout)
 	case "get", "delete":
@@ -160,7 +167,7 @@ func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 		if name == "" {
-			return fmt.Errorf("usage: mink table %s NS.NAME", sub)
+			return usagef("missing table name NS.NAME")
 		}
 		if sub == "delete" {
 			if err := call(ctx, http.MethodDelete, *admin+"/admin/v1/tables/"+name, nil, nil); err != nil {
@@ -176,7 +183,7 @@ func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		_, err := stdout.Write(append(t, '\n'))
 		return err
 	}
-	return fmt.Errorf("unknown table command %q", sub)
+	return usagef("unknown table command %q (create, list, get or delete)", sub)
 }
 
 func status(ctx context.Context, args []string, stdout io.Writer) error {
@@ -366,10 +373,13 @@ func expiresIn(at *time.Time, now time.Time) string {
 	return "in " + d.String()
 }
 
-func scan(ctx context.Context, args []string, stdout io.Writer) error {
+// defaultScanLimit is the rows `mink scan` prints without --limit.
+const defaultScanLimit = 20
+
+func scan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("scan", flag.ContinueOnError)
 	admin := adminFlag(fs)
-	limit := fs.Int64("limit", 20, "rows to print (0 = all)")
+	limit := fs.Int64("limit", defaultScanLimit, "rows to print (0 = all)")
 	format := fs.String("format", "table", "table, json or csv")
 	var columns listFlag
 	fs.Var(&columns, "columns", "columns to read, e.g. id,properties.mag,_kafka.offset (default all)")
@@ -378,11 +388,19 @@ func scan(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	if *limit < 0 {
-		return fmt.Errorf("--limit must be 0 (all rows) or more, not %d", *limit)
+		return usagef("--limit must be 0 (all rows) or more, not %d", *limit)
+	}
+	switch *format {
+	case "table", "json", "csv":
+	default:
+		return usagef("unknown --format %q (table, json or csv)", *format)
 	}
 	i := strings.LastIndexByte(name, '.')
-	if i <= 0 {
-		return errors.New("usage: mink scan NS.NAME [--limit N] [--format table|json|csv]")
+	if name == "" {
+		return usagef("missing table name NS.NAME")
+	}
+	if i <= 0 || i == len(name)-1 {
+		return usagef("table name %q must be NS.NAME", name)
 	}
 	cat, err := rest.NewCatalog(ctx, "mink", *admin)
 	if err != nil {
@@ -396,14 +414,16 @@ func scan(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(columns) > 0 {
 		opts = append(opts, table.WithSelectedFields(columns...))
 	}
+	all := tbl.Scan(opts...)
+	sc := all
 	if *limit > 0 {
-		opts = append(opts, table.WithLimit(*limit))
+		sc = tbl.Scan(append(opts, table.WithLimit(*limit))...)
 	}
-	sc, batches, err := tbl.Scan(opts...).ToArrowRecords(ctx)
+	schema, batches, err := sc.ToArrowRecords(ctx)
 	if err != nil {
 		return fmt.Errorf("scan %s: %w", name, err)
 	}
-	p, err := newPrinter(*format, stdout, sc)
+	p, err := newPrinter(*format, stdout, schema)
 	if err != nil {
 		return err
 	}
@@ -420,7 +440,61 @@ func scan(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		rec.Release()
 	}
-	return p.close(n)
+	if err := p.close(n); err != nil {
+		return err
+	}
+	if *limit > 0 && n == *limit {
+		// The limit may have left rows out: count them from the plan's
+		// record counts (manifests only, no data file is read).
+		total, exact, err := planRows(ctx, all)
+		if err != nil {
+			return fmt.Errorf("scan %s: count rows: %w", name, err)
+		}
+		if left := total - n; left > 0 {
+			more := "more rows"
+			if !exact {
+				more = "more rows at most (some may be deleted)"
+			}
+			fmt.Fprintf(stderr, "mink scan: %s of %s rows printed; %s %s left out: use --limit 0 for all, or --limit N\n",
+				thousands(n), thousands(total), thousands(left), more)
+		}
+	}
+	return nil
+}
+
+// planRows returns the rows a scan would read: the record counts of its
+// data files. exact is false when delete files apply (Mink writes none).
+func planRows(ctx context.Context, sc *table.Scan) (total int64, exact bool, err error) {
+	tasks, err := sc.PlanFiles(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	exact = true
+	for _, t := range tasks {
+		total += t.File.Count()
+		if len(t.DeleteFiles) > 0 || len(t.EqualityDeleteFiles) > 0 {
+			exact = false
+		}
+	}
+	return total, exact, nil
+}
+
+// thousands writes n with commas between groups of three digits: 1,687.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 type printer struct {
@@ -445,7 +519,7 @@ func newPrinter(format string, out io.Writer, sc *arrow.Schema) (*printer, error
 		return p, p.csv.Write(names)
 	case "json":
 	default:
-		return nil, fmt.Errorf("unknown format %q (table, json, csv)", format)
+		return nil, usagef("unknown --format %q (table, json or csv)", format)
 	}
 	return p, nil
 }
@@ -480,49 +554,6 @@ func leafCells(out []string, col arrow.Array, r int, parentNull bool) []string {
 	return append(out, cell(col, r))
 }
 
-func cell(col arrow.Array, r int) string {
-	v := marshalValue(col, r)
-	if v == nil {
-		return "null"
-	}
-	if s, ok := v.(string); ok {
-		return s
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
-}
-
-// marshalValue is arrow's GetOneForMarshal, except that timestamps are
-// formatted by timestampString at any depth (arrow prints the bare integer
-// for years past 9999).
-func marshalValue(col arrow.Array, r int) any {
-	if col.IsNull(r) {
-		return nil
-	}
-	switch a := col.(type) {
-	case *array.Timestamp:
-		return timestampString(a.Value(r), a.DataType().(*arrow.TimestampType))
-	case *array.Struct:
-		st := a.DataType().(*arrow.StructType)
-		m := make(map[string]any, a.NumField())
-		for i := 0; i < a.NumField(); i++ {
-			m[st.Field(i).Name] = marshalValue(a.Field(i), r)
-		}
-		return m
-	case array.ListLike: // list and map (a list of key/value structs)
-		start, end := a.ValueOffsets(r)
-		out := make([]any, 0, end-start)
-		for i := start; i < end; i++ {
-			out = append(out, marshalValue(a.ListValues(), int(i)))
-		}
-		return out
-	}
-	return col.GetOneForMarshal(r)
-}
-
 // timestampString formats a timestamp exactly, whatever its year: RFC 3339
 // in UTC for timestamptz (years past 9999 or before 0 get more digits or a
 // sign, as ISO 8601's expanded years), the wall clock without zone for
@@ -536,17 +567,21 @@ func timestampString(v arrow.Timestamp, typ *arrow.TimestampType) string {
 	return t.UTC().Format(time.RFC3339Nano)
 }
 
+// row prints row r: a JSON object of the columns in schema order (see
+// format.go), or one table or CSV line.
 func (p *printer) row(rec arrow.RecordBatch, r int) error {
 	if p.format == "json" {
-		m := make(map[string]any, rec.NumCols())
+		b := []byte{'{'}
 		for i, f := range rec.Schema().Fields() {
-			m[f.Name] = marshalValue(rec.Column(i), r)
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, f.Name)
+			b = append(b, ':')
+			b = appendJSON(b, rec.Column(i), r)
 		}
-		b, err := json.Marshal(m)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(p.out, "%s\n", b)
+		b = append(b, '}', '\n')
+		_, err := p.out.Write(b)
 		return err
 	}
 	var vals []string

@@ -32,14 +32,16 @@ Usage:
   mink table list | mink table get NS.NAME | mink table delete NS.NAME
   mink table status NS.NAME   (progress, unknown JSON fields, dead letters)
   mink status [--leases]
-  mink scan NS.NAME [--limit N] [--format table|json|csv] [--columns a,b.c]
+  mink scan NS.NAME [--limit 20] [--format table|json|csv] [--columns a,b.c]   (--limit 0: all rows)
 
 Every flag has a MINK_* environment variable (MINK_POSTGRES_URL, MINK_KAFKA_BROKERS,
 MINK_LEASE_TTL, …) and a key in an optional YAML file (--config; keys like lease_ttl).
 Admin commands take --admin URL (default http://127.0.0.1:8181, MINK_ADMIN).
 `
 
-// Main runs the command line and returns the process exit code.
+// Main runs the command line and returns the process exit code: 0, 1 when
+// the command failed, 2 for a mistake in the command line (then stderr has
+// the error and a pointer to `mink help`, not the whole usage).
 func Main(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
@@ -47,34 +49,64 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	cmd := args[0]
 	var err error
-	switch args[0] {
+	switch cmd {
 	case "serve":
 		err = serve(ctx, args[1:], stderr)
 	case "dev":
 		err = dev(ctx, args[1:], stdout, stderr)
 	case "table":
+		if len(args) > 1 {
+			cmd += " " + args[1]
+		}
 		err = tableCmd(ctx, args[1:], stdout)
 	case "status":
 		err = status(ctx, args[1:], stdout)
 	case "scan":
-		err = scan(ctx, args[1:], stdout)
+		err = scan(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "mink: unknown command %q\n\n%s", args[0], usage)
+		fmt.Fprintf(stderr, "mink: unknown command %q\n%s\n", cmd, helpHint)
 		return 2
 	}
-	if errors.Is(err, flag.ErrHelp) {
+	var help helpRequest
+	var ue usageError
+	switch {
+	case errors.As(err, &help):
+		fmt.Fprintf(stdout, "Flags of mink %s:\n", cmd)
+		help.fs.SetOutput(stdout)
+		help.fs.PrintDefaults()
 		return 0
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "mink:", err)
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "mink %s: %v\n%s\n", cmd, err, helpHint)
+		return 2
+	case err != nil:
+		fmt.Fprintf(stderr, "mink %s: %v\n", cmd, err)
 		return 1
 	}
 	return 0
 }
+
+// helpHint follows every command line mistake.
+const helpHint = "Run 'mink help' for usage."
+
+// usageError is a mistake in the command line: a flag, an argument, or a
+// setting from the environment or the --config file.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// helpRequest is -h or --help after a command: Main prints its flags.
+type helpRequest struct{ fs *flag.FlagSet }
+
+func (h helpRequest) Error() string     { return flag.ErrHelp.Error() }
+func (h helpRequest) Is(err error) bool { return err == flag.ErrHelp }
 
 func logger(w io.Writer, level string) *slog.Logger {
 	var l slog.Level
@@ -104,18 +136,37 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.DurationVar(&cfg.FlushInterval, "flush-interval", 2*time.Second, "cut an indexed range this long after its first record (design §4.3)")
 	fs.Var(&rangeSize, "range-size", "cut an indexed range at this many record bytes, e.g. 16MiB (design §4.3)")
 	fs.DurationVar(&cfg.CommitInterval, "commit-interval", 2*time.Second, "writer commit period (design §4.6)")
-	fs.Var(&indexMemory, "index-memory", "records all indexers of this node hold before cutting ranges early, e.g. 128MiB (0 = the default, 128MiB)")
+	fs.Var(&indexMemory, "index-memory", "records all indexers of this node hold before cutting ranges early, e.g. 128MiB")
 	fs.Var(&memoryLimit, "memory-limit", "Go soft memory limit of the process, e.g. 1GiB; 0 = none (GOMEMLIMIT, when set, wins)")
 	pprof := fs.Bool("pprof", false, "serve Go's profiles at /debug/pprof/ on the listen address")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if cfg.LeaseTTL <= 0 {
-		return fmt.Errorf("--lease-ttl must be positive, not %s", cfg.LeaseTTL)
+	switch {
+	case cfg.PostgresURL == "":
+		return usagef("--postgres is required (or MINK_POSTGRES_URL)")
+	case len(kafkaBrokers) == 0:
+		return usagef("--kafka is required (or MINK_KAFKA_BROKERS)")
+	case cfg.LeaseTTL <= 0:
+		return usagef("--lease-ttl must be positive, not %s", cfg.LeaseTTL)
+	case cfg.MaxPartitions < 0:
+		return usagef("--max-partitions must be 0 (no cap) or more, not %d", cfg.MaxPartitions)
+	case cfg.FlushInterval <= 0:
+		return usagef("--flush-interval must be positive, not %s", cfg.FlushInterval)
+	case cfg.CommitInterval <= 0:
+		return usagef("--commit-interval must be positive, not %s", cfg.CommitInterval)
+	case cacheSize <= 0:
+		return usagef("--cache-size must be positive, not %d", cacheSize)
+	case rangeSize <= 0:
+		return usagef("--range-size must be positive, not %d", rangeSize)
+	case indexMemory <= 0:
+		return usagef("--index-memory must be positive, not %d", indexMemory)
 	}
-	if cfg.MaxPartitions < 0 {
-		return fmt.Errorf("--max-partitions must be 0 (no cap) or more, not %d", cfg.MaxPartitions)
+	for _, r := range roles {
+		if r != "indexer" && r != "server" {
+			return usagef("--roles: unknown role %q (roles are indexer, server)", r)
+		}
 	}
 	cfg.KafkaBrokers, cfg.Roles = kafkaBrokers, roles
 	cfg.CacheSize, cfg.RangeSize, cfg.IndexMemory = int64(cacheSize), int64(rangeSize), int64(indexMemory)
@@ -147,6 +198,12 @@ func dev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	logLevel := fs.String("log-level", "warn", "debug, info, warn or error")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if cfg.Nodes < 1 {
+		return usagef("--nodes must be 1 or more, not %d", cfg.Nodes)
+	}
+	if cfg.BasePort < 1 || cfg.BasePort+cfg.Nodes-1 > 65535 {
+		return usagef("--port must leave a port in 1–65535 for each of the %d nodes, not %d", cfg.Nodes, cfg.BasePort)
 	}
 	cfg.Kafka = kafkaBrokers
 	cfg.Logger = logger(stderr, *logLevel)

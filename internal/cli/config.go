@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -34,7 +37,21 @@ func yamlKey(flagName string) string { return strings.ReplaceAll(flagName, "-", 
 // Positional arguments (e.g. NS.NAME) may stand before, between or after
 // the flags; each is stored in the next of positional, and any more is an
 // error.
+//
+// Every error is a usageError (or a helpRequest for -h): the flag package
+// prints nothing itself.
 func parse(fs *flag.FlagSet, args []string, positional ...*string) error {
+	if err := parseSettings(fs, args, positional...); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return helpRequest{fs}
+		}
+		return usageError{err}
+	}
+	return nil
+}
+
+func parseSettings(fs *flag.FlagSet, args []string, positional ...*string) error {
+	fs.SetOutput(io.Discard)
 	config := fs.String("config", "", "optional YAML file of settings (keys: flag names in snake case, e.g. lease_ttl)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -151,10 +168,16 @@ func parseBytes(s string) (int64, error) {
 	for _, u := range units {
 		if strings.HasSuffix(s, u.suffix) {
 			n, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), 64)
-			if err != nil || n < 0 {
+			if err != nil || n < 0 || math.IsInf(n, 0) {
 				return 0, fmt.Errorf("bad size %q", s)
 			}
-			return int64(n * float64(u.mult)), nil
+			// A size is a whole number of bytes that fits an int64: 1.5B
+			// or 9EiB must not become 1 or a wrapped number.
+			b := n * float64(u.mult)
+			if b != math.Trunc(b) || b >= math.MaxInt64 {
+				return 0, fmt.Errorf("bad size %q (not a whole number of bytes up to 2^63-1)", s)
+			}
+			return int64(b), nil
 		}
 	}
 	n, err := strconv.ParseInt(s, 10, 64)

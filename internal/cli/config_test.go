@@ -46,7 +46,7 @@ func TestParseBytes(t *testing.T) {
 		require.NoError(t, err, in)
 		require.Equal(t, want, got, in)
 	}
-	for _, in := range []string{"", "ten", "-1", "5XB"} {
+	for _, in := range []string{"", "ten", "-1", "5XB", "1.5B", "0.3KiB", "9000000TiB", "InfB", "NaNB", "99999999999999999999"} {
 		_, err := parseBytes(in)
 		require.Error(t, err, in)
 	}

@@ -86,6 +86,6 @@ func TestTableStatus(t *testing.T) {
 
 	err := tableCmd(context.Background(), []string{"status", "--admin", srv.URL, "sap.nope"}, &out)
 	require.ErrorContains(t, err, "404")
-	require.ErrorContains(t, tableCmd(context.Background(), []string{"status", "--admin", srv.URL}, &out), "usage: mink table status NS.NAME")
+	require.ErrorContains(t, tableCmd(context.Background(), []string{"status", "--admin", srv.URL}, &out), "missing table name NS.NAME")
 	require.Equal(t, []string{"/admin/v1/tables/sap.orders/status", "/admin/v1/tables/sap.nope/status"}, asked)
 }

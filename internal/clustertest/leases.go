@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/minkhq/mink/admin"
+	"github.com/minkhq/mink/cluster"
 )
 
 // Lease is a lease row as Postgres has it.
@@ -247,6 +248,14 @@ func AdminNodes(ctx context.Context, nodeURL string) ([]admin.NodeStatus, error)
 	}
 	err := getJSON(ctx, nodeURL+"/admin/v1/nodes", &body)
 	return body.Nodes, err
+}
+
+// AdminHeld is GET /admin/v1/nodes/{id}/leases on the node with this id:
+// the leases its cluster loop holds.
+func AdminHeld(ctx context.Context, nodeURL, id string) ([]cluster.Lease, error) {
+	var held []cluster.Lease
+	err := getJSON(ctx, nodeURL+"/admin/v1/nodes/"+id+"/leases", &held)
+	return held, err
 }
 
 // AdminPartitionCounts counts the partition leases of table (ns.name) per

@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A mistake in the command line prints "mink <cmd>: <error>" and one line
+// pointing at `mink help` to stderr, nothing else, and exits 2; the flag
+// package's own usage dump never appears. Nothing here reaches a network.
+func TestFlagErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		cmd  string // "mink <cmd>:" prefix
+		want string // in the error
+	}{
+		{[]string{"frob"}, nil, "", `unknown command "frob"`},
+		{[]string{"serve", "--bogus"}, nil, "serve", "flag provided but not defined: -bogus"},
+		{[]string{"serve", "--lease-ttl", "abc"}, nil, "serve", `invalid value "abc" for flag -lease-ttl`},
+		{[]string{"serve", "extra"}, nil, "serve", `unexpected argument "extra"`},
+		{[]string{"serve"}, nil, "serve", "--postgres is required"},
+		{[]string{"serve", "--postgres", "x"}, nil, "serve", "--kafka is required"},
+		{[]string{"serve", "--postgres", "x", "--kafka", "k:1", "--lease-ttl", "-1s"}, nil, "serve", "--lease-ttl must be positive"},
+		{[]string{"serve", "--postgres", "x", "--kafka", "k:1", "--max-partitions", "-1"}, nil, "serve", "--max-partitions must be 0 (no cap) or more"},
+		{[]string{"serve", "--postgres", "x", "--kafka", "k:1", "--flush-interval", "0s"}, nil, "serve", "--flush-interval must be positive"},
+		{[]string{"serve", "--postgres", "x", "--kafka", "k:1", "--commit-interval", "-2s"}, nil, "serve", "--commit-interval must be positive"},
+		{[]string{"serve", "--postgres", "x", "--kafka", "k:1", "--range-size", "0"}, nil, "serve", "--range-size must be positive"},
+		{[]string{"serve", "--postgres", "x", "--kafka", "k:1", "--index-memory", "0"}, nil, "serve", "--index-memory must be positive"},
+		{[]string{"serve", "--postgres", "x", "--kafka", "k:1", "--cache-size", "0B"}, nil, "serve", "--cache-size must be positive"},
+		{[]string{"serve", "--postgres", "x", "--kafka", "k:1", "--cache-size", "lots"}, nil, "serve", `invalid value "lots" for flag -cache-size`},
+		{[]string{"serve", "--postgres", "x", "--kafka", "k:1", "--roles", "reader"}, nil, "serve", `unknown role "reader"`},
+		{[]string{"serve", "--postgres", "x", "--kafka", "k:1"}, map[string]string{"MINK_LEASE_TTL": "soon"}, "serve", `MINK_LEASE_TTL="soon"`},
+		{[]string{"serve", "--config", "/nonexistent/mink.yaml"}, nil, "serve", "config: open /nonexistent/mink.yaml"},
+		{[]string{"dev", "--nodes", "0"}, nil, "dev", "--nodes must be 1 or more, not 0"},
+		{[]string{"dev", "--nodes", "-2"}, nil, "dev", "--nodes must be 1 or more, not -2"},
+		{[]string{"dev", "--port", "0"}, nil, "dev", "--port must leave a port in 1–65535"},
+		{[]string{"dev", "--nodes", "3", "--port", "65534"}, nil, "dev", "--port must leave a port in 1–65535"},
+		{[]string{"table"}, nil, "table", "missing table command"},
+		{[]string{"table", "frob"}, nil, "table frob", `unknown table command "frob"`},
+		{[]string{"table", "create"}, nil, "table create", "missing table name NS.NAME"},
+		{[]string{"table", "create", "ns.t"}, nil, "table create", "--topic is required"},
+		{[]string{"table", "create", "ns.t", "--topic", "t"}, nil, "table create", "--value-format is required"},
+		{[]string{"table", "create", "nst", "--topic", "t", "--value-format", "raw"}, nil, "table create", `table name "nst" must be NS.NAME`},
+		{[]string{"table", "create", "ns.", "--topic", "t", "--value-format", "raw"}, nil, "table create", `table name "ns." must be NS.NAME`},
+		{[]string{"table", "create", "ns.t", "--topic", "t", "--value-format", "raw", "--property", "k"}, nil, "table create", `--property "k": want KEY=VALUE`},
+		{[]string{"table", "create", "ns.t", "extra", "--topic", "t"}, nil, "table create", `unexpected argument "extra"`},
+		{[]string{"table", "list", "--bogus"}, nil, "table list", "flag provided but not defined: -bogus"},
+		{[]string{"table", "get"}, nil, "table get", "missing table name NS.NAME"},
+		{[]string{"table", "delete"}, nil, "table delete", "missing table name NS.NAME"},
+		{[]string{"status", "extra"}, nil, "status", `unexpected argument "extra"`},
+		{[]string{"status", "--leases=maybe"}, nil, "status", `invalid boolean value "maybe" for -leases`},
+		{[]string{"scan"}, nil, "scan", "missing table name NS.NAME"},
+		{[]string{"scan", "ns.t", "--limit", "-1"}, nil, "scan", "--limit must be 0 (all rows) or more, not -1"},
+		{[]string{"scan", "ns.t", "--limit", "ten"}, nil, "scan", `invalid value "ten" for flag -limit`},
+		{[]string{"scan", "ns.t", "--format", "xml"}, nil, "scan", `unknown --format "xml"`},
+		{[]string{"scan", "nst"}, nil, "scan", `table name "nst" must be NS.NAME`},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			for k, v := range c.env {
+				t.Setenv(k, v)
+			}
+			var stdout, stderr bytes.Buffer
+			code := Main(c.args, &stdout, &stderr)
+			require.Equal(t, 2, code, "stderr: %s", stderr.String())
+			require.Empty(t, stdout.String())
+			lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+			require.Len(t, lines, 2, "the error and the pointer, nothing more: %q", stderr.String())
+			prefix := "mink: "
+			if c.cmd != "" {
+				prefix = "mink " + c.cmd + ": "
+			}
+			require.True(t, strings.HasPrefix(lines[0], prefix), "%q starts with %q", lines[0], prefix)
+			require.Contains(t, lines[0], c.want)
+			require.Equal(t, "Run 'mink help' for usage.", lines[1])
+		})
+	}
+}
+
+// -h after a command prints that command's flags to stdout and exits 0.
+func TestCommandHelp(t *testing.T) {
+	for _, args := range [][]string{{"scan", "-h"}, {"serve", "--help"}, {"table", "create", "-h"}, {"status", "-h"}, {"dev", "-h"}} {
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, 0, Main(args, &stdout, &stderr), strings.Join(args, " "))
+		require.Empty(t, stderr.String())
+		require.Contains(t, stdout.String(), "Flags of mink "+strings.Join(args[:len(args)-1], " ")+":")
+		require.Contains(t, stdout.String(), "  -config string")
+	}
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, Main([]string{"help"}, &stdout, &stderr))
+	require.Contains(t, stdout.String(), "mink scan NS.NAME")
+}
