@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -338,5 +340,138 @@ func TestZeroLagLineageDeadLetters(t *testing.T) {
 		prev = ids
 	}
 	t.Logf("%v records; snapshots walked by operation %v", counts, ops)
+	require.Positive(t, ops["replace"], "the writer replaced tail files")
+}
+
+// TestZeroLagUnderContinuousProduce: a producer writes 2,000 records/s to
+// six partitions while 50 loads a second go to the three nodes in turn,
+// each load racing the others' commits, the indexers and the writer (node
+// defaults). Every load holds at least the records acknowledged before it
+// started and at most those produced before it ended; in the metadata each
+// load returns, the whole retained history is one chain of appends and
+// replaces (a replace adds the records it removes, an append's totals add
+// up); and once producing stops, a last load holds exactly what was
+// produced, each record once, read with iceberg-go.
+func TestZeroLagUnderContinuousProduce(t *testing.T) {
+	ctx := context.Background()
+	env, err := devenv.StartEnv(ctx, devenv.DevConfig{Nodes: 3, PostgresURL: pgtest.Schema(t), EphemeralPorts: true,
+		LeaseTTL: 3 * time.Second})
+	require.NoError(t, err)
+	t.Cleanup(env.Stop)
+	const partitions = 6
+	require.NoError(t, env.Kafka.CreateTopic("cp", partitions, nil))
+	require.NoError(t, devenv.CreateTable(ctx, env.Nodes[0].URL(), map[string]any{
+		"namespace": "zl", "name": "cp", "topic": "cp", "value_format": "raw"}))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ProducerLinger(2*time.Millisecond))
+	require.NoError(t, err)
+	defer cl.Close()
+	cats := make([]*rest.Catalog, len(env.Nodes))
+	for i, n := range env.Nodes {
+		cats[i], err = rest.NewCatalog(ctx, "mink", n.URL())
+		require.NoError(t, err)
+	}
+
+	var (
+		mu       sync.Mutex
+		produced = map[pk]string{}
+		sent     atomic.Int64
+	)
+	pctx, stopProducing := context.WithCancel(ctx)
+	var pwg sync.WaitGroup
+	pwg.Add(1)
+	go func() {
+		defer pwg.Done()
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for n := 0; pctx.Err() == nil; {
+			<-tick.C
+			for i := 0; i < 20; i++ {
+				sent.Add(1)
+				cl.Produce(ctx, &kgo.Record{Topic: "cp", Partition: int32(n % partitions), Value: []byte(strconv.Itoa(n))},
+					func(r *kgo.Record, err error) {
+						if err == nil {
+							mu.Lock()
+							produced[pk{r.Partition, r.Offset}] = string(r.Value)
+							mu.Unlock()
+						}
+					})
+				n++
+			}
+		}
+	}()
+
+	type load struct {
+		ackedBefore, sentAfter int64
+		md                     table.Metadata
+		err                    error
+	}
+	var loads []*load
+	var lwg sync.WaitGroup
+	tick := time.NewTicker(20 * time.Millisecond)
+	for i := 0; i < 1000; i++ { // 20 s
+		<-tick.C
+		l := &load{}
+		loads = append(loads, l)
+		mu.Lock()
+		l.ackedBefore = int64(len(produced))
+		mu.Unlock()
+		lwg.Add(1)
+		go func() {
+			defer lwg.Done()
+			tbl, err := cats[i%len(cats)].LoadTable(ctx, table.Identifier{"zl", "cp"})
+			l.sentAfter = sent.Load()
+			if l.err = err; err == nil {
+				l.md = tbl.Metadata()
+			}
+		}()
+	}
+	tick.Stop()
+	lwg.Wait()
+	stopProducing()
+	pwg.Wait()
+	require.NoError(t, cl.Flush(ctx))
+
+	ops := map[string]int{}
+	for i, l := range loads {
+		require.NoError(t, l.err, "load %d", i)
+		cur := l.md.CurrentSnapshot()
+		require.NotNil(t, cur, "load %d", i)
+		total, err := strconv.ParseInt(cur.Summary.Properties["total-records"], 10, 64)
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, total, l.ackedBefore, "load %d: records acknowledged before it are missing", i)
+		require.LessOrEqual(t, total, l.sentAfter, "load %d: more rows than records produced", i)
+		// The whole retained history is one chain down to its oldest snapshot.
+		oldest := cur
+		for oldest.ParentSnapshotID != nil && l.md.SnapshotByID(*oldest.ParentSnapshotID) != nil {
+			oldest = l.md.SnapshotByID(*oldest.ParentSnapshotID)
+		}
+		checkDescends(t, l.md, oldest.SnapshotID, cur.SnapshotID, ops, fmt.Sprintf("load %d", i))
+		require.Len(t, l.md.Snapshots(), int(cur.SequenceNumber-oldest.SequenceNumber+1),
+			"load %d: the retained snapshots are exactly that chain", i)
+	}
+
+	// Producing stopped: a last load holds exactly what was produced.
+	mu.Lock()
+	want := maps.Clone(produced)
+	mu.Unlock()
+	tbl, err := cats[0].LoadTable(ctx, table.Identifier{"zl", "cp"})
+	require.NoError(t, err)
+	require.Equal(t, strconv.Itoa(len(want)), tbl.Metadata().CurrentSnapshot().Summary.Properties["total-records"])
+	at, err := tbl.Scan().ToArrowTable(ctx)
+	require.NoError(t, err)
+	defer at.Release()
+	got := map[pk]string{}
+	parts, offsets, values := column(t, at, "_kafka", "partition"), column(t, at, "_kafka", "offset"), column(t, at, "value")
+	for c := range parts {
+		for i := 0; i < parts[c].Len(); i++ {
+			k := pk{parts[c].(*array.Int32).Value(i), offsets[c].(*array.Int64).Value(i)}
+			_, dup := got[k]
+			require.False(t, dup, "%v twice", k)
+			got[k] = string(values[c].(*array.Binary).Value(i))
+		}
+	}
+	require.Equal(t, want, got)
+	t.Logf("%d records, %d loads; snapshots walked by operation %v", len(want), len(loads), ops)
 	require.Positive(t, ops["replace"], "the writer replaced tail files")
 }

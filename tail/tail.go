@@ -175,13 +175,13 @@ func (l *Loader) extend(ctx context.Context, base *commit.Head, offs map[int32]k
 	built := map[tailRange]*commit.TailFile{}
 	have := map[tailRange]bool{}
 	for attempt := 0; ; attempt++ {
-		want := tailOf(base.Ends, offs)
-		if attempt < plannedAttempts {
-			if err := l.build(ctx, t, src, want, built, have); err != nil {
+		underLock := attempt >= plannedAttempts
+		if !underLock {
+			if err := l.build(ctx, t, src, tailOf(base.Ends, offs), built, have); err != nil {
 				return nil, err
 			}
 		}
-		h, err := l.store(ctx, base, want, offs, built, have, attempt >= plannedAttempts)
+		h, err := l.store(ctx, base, offs, built, have, underLock)
 		if errors.Is(err, errOvertaken) {
 			l.conflicts.Inc()
 			base = h
@@ -195,11 +195,13 @@ func (l *Loader) extend(ctx context.Context, base *commit.Head, offs map[int32]k
 // the lock.
 var errOvertaken = errors.New("tail: another commit extended the table")
 
-// store takes the row lock and commits the files of want when the head
-// still ends where base did for each of them. Otherwise it returns the
-// head it found and errOvertaken, or, when underLock is set, plans again
-// from that head and builds under the lock.
-func (l *Loader) store(ctx context.Context, base *commit.Head, want []tailRange, offs map[int32]kafka.Offsets,
+// store takes the row lock and commits the tail files that take base's
+// content to offs, when the head still ends where base did for each
+// partition they extend. Otherwise it returns the head it found and
+// errOvertaken, or, when underLock is set, plans again from that head and
+// builds what is missing under the lock. Only ranges built (have) move the
+// content end: a range without a row of the table has no file but was read.
+func (l *Loader) store(ctx context.Context, base *commit.Head, offs map[int32]kafka.Offsets,
 	built map[tailRange]*commit.TailFile, have map[tailRange]bool, underLock bool) (*commit.Head, error) {
 	t, src := base.Table, base.Source
 	tx, err := l.pool.Begin(ctx)
@@ -211,21 +213,27 @@ func (l *Loader) store(ctx context.Context, base *commit.Head, want []tailRange,
 	if err != nil {
 		return nil, err
 	}
+	want := tailOf(base.Ends, offs)
 	for _, r := range want {
 		if h.Ends[r.partition] != base.Ends[r.partition] {
 			if !underLock {
 				return h, errOvertaken
 			}
 			want = tailOf(h.Ends, offs)
-			if err := l.build(ctx, t, src, want, built, have); err != nil {
-				return nil, err
-			}
 			break
+		}
+	}
+	if underLock {
+		if err := l.build(ctx, t, src, want, built, have); err != nil {
+			return nil, err
 		}
 	}
 	var add []*commit.TailFile
 	ends := map[int32]int64{}
 	for _, r := range want {
+		if !have[r] {
+			return nil, fmt.Errorf("tail: %s partition %d [%d, %d) was not built", t.FullName(), r.partition, r.start, r.end)
+		}
 		if f := built[r]; f != nil {
 			add = append(add, f)
 		}
