@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -119,6 +120,17 @@ func runLineage(ctx context.Context, h *H) error {
 	defer pwg.Wait()
 	defer stopProducing()
 
+	dir, err := h.TempDir()
+	if err != nil {
+		return err
+	}
+	profPath := filepath.Join(dir, "lineage.pprof")
+	stopProfile, err := startCPUProfile(profPath)
+	if err != nil {
+		h.Logf("cpu profile: %v", err)
+		stopProfile, profPath = func() {}, ""
+	}
+	defer stopProfile()
 	h.Logf("producing %d records/s and loading %d times a second for %v", lnRate, lnLoadsPerSecond, duration)
 	var (
 		mu      sync.Mutex
@@ -158,6 +170,7 @@ func runLineage(ctx context.Context, h *H) error {
 		}
 	}
 	wg.Wait()
+	stopProfile()
 	if failed != nil {
 		return fmt.Errorf("load: %w", failed)
 	}
@@ -200,6 +213,22 @@ func runLineage(ctx context.Context, h *H) error {
 	h.Add("load p99, last minute", frPercentile(last, 99))
 	h.Note("%d loads in %v; %d answered a snapshot a load committed (the rest found the table already holding Kafka's last stable offsets).",
 		len(samples), duration, byLoad)
+	if profPath != "" {
+		h.Note("CPU profile of the run (whole process: %d nodes, producer, loads; CPU ms per load): %s", lnNodes,
+			frProfileSummary(profPath, len(samples), "load", []frBucket{
+				{"catalog load handler (all of a load on the server)", `catalog\.\(\*Handler\)\.loadTable$`},
+				{"  of which tail builds and commits", `tail\.\(\*Loader\)\.extend$`},
+				{"  of which icebergmeta.Append", `icebergmeta\.Append$`},
+				{"  of which metadata JSON parse", `table\.ParseMetadataBytes$`},
+				{"  of which datafile.Build", `datafile\.Build$`},
+				{"writers", `writer\.\(\*Writer\)\.Run$`},
+				{"indexers", `indexer\.\(\*Indexer\)\.Run$`},
+				{"the bench's client (HTTP, JSON of each load)", `main\.lnLoad$`},
+				{"background producer", `kgo\.\(\*Client\)\.Produce$|frProduceAtRate`},
+				{"kfake broker", `kfake\.`},
+				{"GC", `runtime\.gcBgMarkWorker$`},
+			}))
+	}
 	return nil
 }
 

@@ -47,7 +47,7 @@
 //
 //   - the database announces a change on the cluster's LISTEN/NOTIFY
 //     channel (notify.go; sent at commit by the triggers of migration
-//     005): lease rows inserted or deleted (a table created, dropped, or
+//     007): lease rows inserted or deleted (a table created, dropped, or
 //     given new partitions) or a node row deleted (a clean stop, whose
 //     leases are free). So every node takes a new table's leases, drops a
 //     dropped table's, and takes over a stopped node's, within a round

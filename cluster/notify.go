@@ -17,7 +17,7 @@ const listenRetry = 2 * time.Second
 // the cluster's channel and pokes Run on every notification, until ctx
 // is done. The database notifies when lease rows are inserted or deleted
 // (a table created, dropped or grown) and when a node row is deleted (a
-// clean stop): see migration 005. Each time LISTEN starts it pokes Run
+// clean stop): see migration 007. Each time LISTEN starts it pokes Run
 // too, since what was notified before was not heard.
 func (c *Cluster) listen(ctx context.Context) {
 	failing := false
