@@ -1,4 +1,4 @@
-// Package admin is Mink's admin HTTP API (design §5, "Admin API"): table
+// Package admin is Mink's admin HTTP API (docs/design.md §5, "Admin API"): table
 // definitions, nodes, leases and partition progress, and forwarding of
 // /admin/v1/nodes/{id}/… to the node it names. The `mink` CLI calls it.
 package admin

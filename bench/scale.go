@@ -17,7 +17,7 @@ func init() {
 	register(Scenario{
 		Name:  "scale",
 		Title: "Scale of the cluster rules",
-		About: `Simulation of the sharing rounds of design §3.3 (the real cluster.Plan against an in-memory
+		About: `Simulation of the sharing rounds of docs/design.md §3.3 (the real cluster.Plan against an in-memory
 lease table where a take succeeds only while the lease is still free) for 100 indexing nodes and
 200 tables × 50 partitions (10,000 partition leases + 200 writer leases); each round every live
 node plans once, in a random order drawn afresh each round, from the table as the nodes before it

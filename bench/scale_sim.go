@@ -10,7 +10,7 @@ import (
 )
 
 // This file is the simulation half of the scale scenario: the sharing
-// rounds of design §3.3 for many nodes, driven through the real
+// rounds of docs/design.md §3.3 for many nodes, driven through the real
 // cluster.Plan against an in-memory lease table that behaves like the
 // leases table (a take succeeds only while the lease is still free and
 // increments the epoch; a release only by the holder).
@@ -197,7 +197,7 @@ func (s *scaleSim) spread() (most, fewest, idle int) {
 	return most, fewest, idle
 }
 
-// check verifies the converged state of design §3.3: every partition is
+// check verifies the converged state of docs/design.md §3.3: every partition is
 // held by a live node, no node holds more than the share of a table, and
 // each table's writer lease is held by the live node that prefers it most.
 func (s *scaleSim) check() error {
@@ -234,7 +234,7 @@ func (s *scaleSim) check() error {
 	return nil
 }
 
-// topOf is the node of nodes that prefers scope most (design §3.3: the
+// topOf is the node of nodes that prefers scope most (docs/design.md §3.3: the
 // highest cluster.Preference, ties to the smaller id).
 func topOf(nodes []string, scope string) string {
 	top, best := "", uint64(0)

@@ -46,7 +46,7 @@ func newFixture(t *testing.T, cfg catalog.Config) *fixture {
 }
 
 // kafkaSchema is a Mink table's schema: the _kafka struct first, then the
-// value (design §4.2).
+// value (docs/design.md §4.2).
 func kafkaSchema() *iceberg.Schema {
 	kafka := &iceberg.StructType{FieldList: []iceberg.NestedField{
 		{ID: 2, Name: "partition", Type: iceberg.PrimitiveTypes.Int32, Required: true},

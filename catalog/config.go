@@ -48,7 +48,7 @@ type Config struct {
 
 	// QueryTimeout bounds each request's use of Postgres, connecting
 	// included, so that an unreachable database answers 503 instead of
-	// holding the engine's request (design §3.4). Default 5s.
+	// holding the engine's request (docs/design.md §3.4). Default 5s.
 	QueryTimeout time.Duration
 
 	// RetryAfter is the Retry-After of a 503 answer, rounded up to whole
@@ -60,7 +60,7 @@ type Config struct {
 	Logger *slog.Logger
 
 	// Loader chooses the metadata a table load returns, given the committed
-	// one. It is the hook for the zero-lag tail (design §4.4). Default: the
+	// one. It is the hook for the zero-lag tail (docs/design.md §4.4). Default: the
 	// committed metadata, unchanged.
 	Loader Loader
 }
@@ -87,7 +87,7 @@ type Table struct {
 // a new MetadataLocation (which changes the load's ETag) and its JSON, both
 // already stored where the S3 API finds them. An error that wraps
 // [ErrUnavailable] answers 503 with Retry-After (Kafka or Postgres cannot be
-// reached, design §4.4); any other error answers 500.
+// reached, docs/design.md §4.4); any other error answers 500.
 type Loader interface {
 	LoadTable(ctx context.Context, committed Table) (Table, error)
 }

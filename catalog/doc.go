@@ -4,7 +4,7 @@
 //
 // Every node answers the catalog; nothing here is owned by a lease. A table
 // load reads the table's committed metadata location and the metadata JSON
-// stored under it (the writer swaps both in one transaction, design §4.6) and
+// stored under it (the writer swaps both in one transaction, docs/design.md §4.6) and
 // returns the JSON verbatim, so what an engine plans from is byte for byte
 // the file the S3 API serves at that location. A [Loader] may answer a newer
 // head instead: package tail commits a child snapshot holding the Kafka
@@ -43,5 +43,5 @@
 //     after every scan, and a failure there would only add noise.
 //   - Postgres that cannot be reached within Config.QueryTimeout makes a
 //     request answer 503 ServiceUnavailableException with Retry-After,
-//     never hang (design §3.4).
+//     never hang (docs/design.md §3.4).
 package catalog

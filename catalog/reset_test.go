@@ -18,7 +18,7 @@ import (
 // TestUnavailableConnectionsCut: Postgres goes away under a pool that holds
 // open connections. The first requests fail on those pooled connections
 // (reset, or closed mid-answer), the next ones on connecting: all answer
-// 503, none 500 (design §3.4).
+// 503, none 500 (docs/design.md §3.4).
 func TestUnavailableConnectionsCut(t *testing.T) {
 	_, real := pgtest.Pool(t) // migrated
 	u, err := url.Parse(real)

@@ -41,7 +41,7 @@ func mustSQL(name string) string {
 	return string(b)
 }
 
-// Defaults (design §3.1, §3.2).
+// Defaults (docs/design.md §3.1, §3.2).
 const (
 	DefaultLeaseTTL = 30 * time.Second
 	// stopTimeout bounds the final statements of a clean stop.
@@ -56,7 +56,7 @@ var ErrNodeIDInUse = errors.New("cluster: node id is in use by another live proc
 // ErrRunning is returned by Run when the Cluster is already running.
 var ErrRunning = errors.New("cluster: already running")
 
-// Cluster is one node's membership and lease loop (design §3): it keeps the
+// Cluster is one node's membership and lease loop (docs/design.md §3): it keeps the
 // node's row alive, shares the leases with the other nodes by the rules of
 // Plan, and runs one job per held lease. See the package documentation.
 type Cluster struct {
@@ -642,7 +642,7 @@ func (c *Cluster) stop() error {
 
 // Members returns the live nodes of the last successful round. It keeps
 // that view while rounds fail (Postgres down), so that forwarding to owners
-// (design §3.5) keeps working.
+// (docs/design.md §3.5) keeps working.
 func (c *Cluster) Members() []Member {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -1,4 +1,4 @@
-// Package cluster is the home of Mink's seed rules (design §3): membership,
+// Package cluster is the home of Mink's seed rules (docs/design.md §3): membership,
 // leases, epochs and the sharing of work between nodes that share one
 // PostgreSQL database and nothing else.
 //

@@ -11,7 +11,7 @@ import (
 // stopped holding a lease without handing it back.
 const (
 	// LossRenewalMissing: the lease was missing from the renewal result
-	// (design §3.2), e.g. it expired and another node took it.
+	// (docs/design.md §3.2), e.g. it expired and another node took it.
 	LossRenewalMissing = "renewal_missing"
 	// LossNotInDatabase: the leases read in a round no longer show the
 	// lease as this node's at this epoch.
@@ -29,7 +29,7 @@ var (
 	lossReasons = []string{LossRenewalMissing, LossNotInDatabase, LossJobFailed, LossAbandoned}
 )
 
-// metrics are the cluster loop's counters (design §5 "metrics": lease
+// metrics are the cluster loop's counters (docs/design.md §5 "metrics": lease
 // changes). With a nil Registerer they are kept but not exported.
 type metrics struct {
 	takes    *prometheus.CounterVec // kind
@@ -44,30 +44,30 @@ func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
 	m := &metrics{
 		takes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mink_lease_takes_total",
-			Help: "Leases this node took (design §3.2: each take increments the lease epoch), by kind (partition, writer).",
+			Help: "Leases this node took (docs/design.md §3.2: each take increments the lease epoch), by kind (partition, writer).",
 		}, []string{"kind"}),
 		releases: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mink_lease_releases_total",
-			Help: "Leases this node handed back (design §3.2/§3.3: rebalancing and clean stop), by kind.",
+			Help: "Leases this node handed back (docs/design.md §3.2/§3.3: rebalancing and clean stop), by kind.",
 		}, []string{"kind"}),
 		losses: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mink_lease_losses_total",
-			Help: "Leases this node stopped holding without handing them back (design §3.2), by kind and reason: " +
+			Help: "Leases this node stopped holding without handing them back (docs/design.md §3.2), by kind and reason: " +
 				"renewal_missing (absent from the renewal result), not_in_database (the round's read shows another holder or epoch), " +
 				"job_failed (the job returned an error, e.g. a fenced write), abandoned (not released at stop).",
 		}, []string{"kind", "reason"}),
 		held: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "mink_leases_held",
-			Help: "Leases this node holds now (design §3.2), by kind.",
+			Help: "Leases this node holds now (docs/design.md §3.2), by kind.",
 		}, []string{"kind"}),
 		lapses: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mink_lease_trust_lapses_total",
-			Help: "Jobs stopped because the trust window ended without a successful renewal (design §3.2); " +
+			Help: "Jobs stopped because the trust window ended without a successful renewal (docs/design.md §3.2); " +
 				"the lease stays held and its job restarts after the next successful round. By kind.",
 		}, []string{"kind"}),
 		rounds: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mink_cluster_rounds_total",
-			Help: "Sharing rounds (design §3.3: register, renew, read, release, take), by result (ok, error).",
+			Help: "Sharing rounds (docs/design.md §3.3: register, renew, read, release, take), by result (ok, error).",
 		}, []string{"result"}),
 	}
 	// Every label value up front, so that the series exist at 0.
@@ -152,7 +152,7 @@ func FencedWrites(reg prometheus.Registerer, job string) prometheus.Counter {
 	v := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mink_fenced_writes_total",
 		Help: "Writes Postgres rejected because the lease epoch they carried was no longer current " +
-			"(design §3.2 fencing); the job stops at once. By job (indexer, writer).",
+			"(docs/design.md §3.2 fencing); the job stops at once. By job (indexer, writer).",
 	}, []string{"job"})
 	if reg != nil {
 		v = register(reg, v, nil)

@@ -71,7 +71,7 @@ func withRegistry(reg prometheus.Registerer) func(*cluster.Config) {
 
 // TestLeaseMetrics follows one node's lease counters through convergence,
 // a lease stolen in the database, a second node joining and stopping
-// cleanly, and a crash (design §3.2, §5 "metrics").
+// cleanly, and a crash (docs/design.md §3.2, §5 "metrics").
 func TestLeaseMetrics(t *testing.T) {
 	pool, _ := pgtest.Pool(t)
 	ctx := context.Background()

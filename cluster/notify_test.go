@@ -41,7 +41,7 @@ func createTableTx(t *testing.T, pool *pgxpool.Pool, name string, partitions int
 // TestRoundsOnNotice: with lease_ttl 30 s (a round every 10 s), a table
 // created is taken up, a table dropped is let go, and a stopped node's
 // leases are taken over, each within a few seconds: the database's notice
-// runs a round on every node at once (design §3.1, §3.3; cluster/doc.go
+// runs a round on every node at once (docs/design.md §3.1, §3.3; cluster/doc.go
 // "When rounds run"). Nodes of another cluster (schema) are not woken.
 func TestRoundsOnNotice(t *testing.T) {
 	const ttl = 30 * time.Second

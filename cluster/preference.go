@@ -8,7 +8,7 @@ import (
 
 // Preference is node's preference for scope (a lease scope or a file path):
 // the first 8 bytes, big-endian, of SHA-256(node ‖ 0x00 ‖ scope). Every node
-// computes the same numbers (design §3.3, §3.5).
+// computes the same numbers (docs/design.md §3.3, §3.5).
 func Preference(node, scope string) uint64 {
 	h := sha256.New()
 	h.Write([]byte(node))
@@ -29,7 +29,7 @@ func prefers(a, b, scope string) bool {
 }
 
 // Owner returns the member that owns path: the live node with the server
-// role that prefers path most (rendezvous hashing, design §3.5). ok is false
+// role that prefers path most (rendezvous hashing, docs/design.md §3.5). ok is false
 // when no member has the server role.
 func Owner(members []Member, path string) (owner Member, ok bool) {
 	for _, m := range members {

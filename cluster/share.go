@@ -6,7 +6,7 @@ import (
 	"strconv"
 )
 
-// This file is the home of the sharing rules of design §3.3. Plan is a pure
+// This file is the home of the sharing rules of docs/design.md §3.3. Plan is a pure
 // function: the Postgres loop in cluster.go reads a State, calls Plan and
 // applies the Actions; the property tests in share_test.go run many nodes'
 // Plans against an in-memory lease table.
@@ -62,7 +62,7 @@ type Actions struct {
 	Release []string
 }
 
-// Plan applies the sharing rules of design §3.3 for s.Me:
+// Plan applies the sharing rules of docs/design.md §3.3 for s.Me:
 //
 //  1. A table's partition share = ceil(partition count / live indexing nodes).
 //  2. A node below its share takes free partition leases of that table, the

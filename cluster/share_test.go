@@ -139,7 +139,7 @@ func (s *sim) converge() int {
 	return 0
 }
 
-// check asserts the properties of design §3.3 on a stable membership.
+// check asserts the properties of docs/design.md §3.3 on a stable membership.
 func (s *sim) check() {
 	t := s.t
 	var indexers []string

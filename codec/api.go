@@ -1,4 +1,4 @@
-// Package codec decodes Kafka records into rows, per format (design §4.1,
+// Package codec decodes Kafka records into rows, per format (docs/design.md §4.1,
 // §4.2), and defines the table schemas those rows fill: the _kafka column,
 // the value columns of each format, and the dead-letter schema.
 package codec

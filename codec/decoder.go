@@ -80,7 +80,7 @@ func (d *Decoder) Columns() int {
 // raw never fails (a tombstone is a null value); string fails on invalid
 // UTF-8; json fails on invalid JSON, a top-level value that is not an
 // object, a tombstone, a value that does not convert to its column type
-// without loss, a missing or null required field (design §4.2), a field
+// without loss, a missing or null required field (docs/design.md §4.2), a field
 // given twice (two keys that match it), an object with at least one key
 // and none that matches a field of its struct (the top-level object or a
 // nested one; the error lists the unknown field paths), or, with
@@ -109,7 +109,7 @@ func (d *Decoder) Decode(value []byte) error {
 }
 
 // Unknown is the number of JSON object fields of the last decoded value,
-// at any depth, that match no field of the schema (design §4.2: ignored and
+// at any depth, that match no field of the schema (docs/design.md §4.2: ignored and
 // counted), when Decode succeeded or failed for those fields alone (no
 // field matched, or [UnknownDeadLetter]); else 0. A field inside an
 // unknown field is not counted again. It is 0 for raw and string.

@@ -10,7 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 )
 
-// Scalar conversions (design §4.2): a JSON value converts to its column
+// Scalar conversions (docs/design.md §4.2): a JSON value converts to its column
 // type only without loss.
 //
 //	boolean            true / false

@@ -7,7 +7,7 @@ import (
 	"github.com/apache/iceberg-go"
 )
 
-// Field ids of the _kafka column (design §4.2). They are assigned once and
+// Field ids of the _kafka column (docs/design.md §4.2). They are assigned once and
 // never reused; codec's golden test pins them.
 const (
 	KafkaFieldID         = 1

@@ -35,7 +35,7 @@ func mustSchema(t testing.TB, js string) *iceberg.Schema {
 	return &sc
 }
 
-// TestSchemaGolden pins the field ids of every format (design §4.2: field
+// TestSchemaGolden pins the field ids of every format (docs/design.md §4.2: field
 // ids are assigned once and never reused). A diff here is a breaking
 // change to every existing table.
 func TestSchemaGolden(t *testing.T) {

@@ -5,7 +5,7 @@
 //
 // Two kinds of committers use it. The table's writer commits indexed data
 // files (append) and replaces tail files by them (replace); its snapshots
-// carry its lease and are fenced by the epoch (design §3.2). A table load on
+// carry its lease and are fenced by the epoch (docs/design.md §3.2). A table load on
 // any node commits tail data files built from Kafka past the table's content
 // end (append), so that the snapshot it hands out is part of the table's
 // history; a load holds no lease. Both lock the table's row (SELECT … FOR

@@ -1,4 +1,4 @@
-// Package datafile is Mink's deterministic Parquet encoder (design §4.5):
+// Package datafile is Mink's deterministic Parquet encoder (docs/design.md §4.5):
 // the data file of an indexed range is a pure function of (table schema,
 // encoder version, the Kafka records of the range). Writer settings are
 // pinned here; any change that alters bytes must bump EncoderVersion, and
@@ -69,7 +69,7 @@ type Result struct {
 	Data *File
 	DLQ  *File
 	// Unknown counts the JSON fields of the range's values, at any depth,
-	// that match no field of the schema (design §4.2): left out of rows, or
+	// that match no field of the schema (docs/design.md §4.2): left out of rows, or
 	// the reason of a dead letter (codec.Decoder.Unknown says which records
 	// count).
 	Unknown int64
@@ -83,7 +83,7 @@ const MaxUnknownExamples = 10
 
 // Build encodes the records of one range of one partition. records must be
 // in offset order and hold no control records. Records whose key or value
-// cannot be decoded become rows of the dead-letter file (design §4.2); the
+// cannot be decoded become rows of the dead-letter file (docs/design.md §4.2); the
 // error is returned only for a fault of the encoder itself.
 //
 // Records with a key format other than raw or string, a partition that

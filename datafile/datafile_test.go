@@ -121,7 +121,7 @@ func digest(f *datafile.File) string {
 }
 
 // TestGoldenVectors pins the bytes of the encoder. A data file is served
-// only while its rebuild matches the recorded SHA-256 (design §4.5), so
+// only while its rebuild matches the recorded SHA-256 (docs/design.md §4.5), so
 // CHANGING THESE DIGESTS REQUIRES BUMPING datafile.EncoderVersion: the
 // files already recorded by the old version must keep their old path.
 func TestGoldenVectors(t *testing.T) {

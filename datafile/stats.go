@@ -12,7 +12,7 @@ import (
 )
 
 // PartitionFieldID is the partition field id of every Mink table's
-// partition spec (design §4.2: identity on _kafka.partition).
+// partition spec (docs/design.md §4.2: identity on _kafka.partition).
 const PartitionFieldID = 1000
 
 // PartitionSpec returns the partition spec of every Mink table and of its

@@ -1,6 +1,6 @@
 package e2e
 
-// The failure rows of design §3.4, played with real `mink serve`
+// The failure rows of docs/design.md §3.4, played with real `mink serve`
 // processes (internal/clustertest): a crash, a join, a clean stop, a long
 // pause, and nodes with one role each. Every test produces continuously
 // while the failure happens and ends with the table exact.

@@ -1,6 +1,6 @@
 package e2e
 
-// The two outage rows of design §3.4, end to end: PostgreSQL or Kafka
+// The two outage rows of docs/design.md §3.4, end to end: PostgreSQL or Kafka
 // becomes unreachable under running `mink serve` processes
 // (internal/clustertest), then comes back.
 //
@@ -399,7 +399,7 @@ func outageStatus(t *testing.T, u string) int {
 	return st
 }
 
-// TestPostgresOutage: design §3.4, "Postgres unreachable": table loads and
+// TestPostgresOutage: docs/design.md §3.4, "Postgres unreachable": table loads and
 // reads of files not in the owner's cache answer 503; cached files are
 // still served; indexers and writers stop (within the trust window); once
 // Postgres answers every node takes its share again, without a restart.
@@ -545,7 +545,7 @@ func TestPostgresOutage(t *testing.T) {
 		committed.Round(time.Millisecond), shares.Round(time.Millisecond))
 }
 
-// TestKafkaOutage: design §3.4, "Kafka unreachable": table loads (which
+// TestKafkaOutage: docs/design.md §3.4, "Kafka unreachable": table loads (which
 // read the last stable offsets for the zero-lag tail, §4.4), builds and
 // indexing fail until Kafka answers; cached files are still served.
 func TestKafkaOutage(t *testing.T) {
@@ -570,7 +570,7 @@ func TestKafkaOutage(t *testing.T) {
 	during := e.produceAsync("c", 200)
 
 	// Table loads read the last stable offsets from Kafka (zero-lag,
-	// design §4.4): they answer 503, quickly.
+	// docs/design.md §4.4): they answer 503, quickly.
 	start := time.Now()
 	st, h, body := outageGet(t, loadURL)
 	loadTime := time.Since(start)

@@ -34,7 +34,7 @@ import (
 )
 
 // PartitionFieldID is the id of the table's only partition field, identity
-// on _kafka.partition (design §4.2).
+// on _kafka.partition (docs/design.md §4.2).
 const PartitionFieldID = 1000
 
 // PartitionFieldName is the name of the partition field (the field of the

@@ -26,7 +26,7 @@ const location = "s3://mink/demo/earthquakes"
 
 var tableUUID = uuid.MustParse("6a3c4f8e-1b2d-4c5e-8f90-a1b2c3d4e5f6")
 
-// earthquakesSchema is the schema of a json table as design §4.2 lays it
+// earthquakesSchema is the schema of a json table as docs/design.md §4.2 lays it
 // out: _kafka (ids 1-10), then the value's fields from id 11.
 func earthquakesSchema() *iceberg.Schema {
 	return iceberg.NewSchema(0,
@@ -334,7 +334,7 @@ func taskPaths(tasks []table.FileScanTask) []string {
 }
 
 // TestMetadataGolden pins the schema field ids and the partition spec as
-// they appear in the metadata JSON engines read (design §4.2).
+// they appear in the metadata JSON engines read (docs/design.md §4.2).
 func TestMetadataGolden(t *testing.T) {
 	_, meta, err := icebergmeta.NewTable(earthquakesSchema(), location+"/", tableUUID, nil)
 	require.NoError(t, err)

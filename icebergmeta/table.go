@@ -68,7 +68,7 @@ func checkSchema(schema *iceberg.Schema) error {
 // ("<location>/metadata/00000-<uuid>.metadata.json", uuid = tableUUID).
 //
 // The schema is kept as given: its field ids are the table's (codec assigns
-// them once, design §4.2), and its schema id becomes 0. props are the
+// them once, docs/design.md §4.2), and its schema id becomes 0. props are the
 // table's properties as given, plus write.metadata.previous-versions-max =
 // DefaultMetadataPreviousVersionsMax unless props set it; reserved keys
 // (format-version, uuid, …) are an error. last-updated-ms is the wall clock: iceberg-go offers no way to

@@ -17,7 +17,7 @@ import (
 	"github.com/minkhq/mink/tables"
 )
 
-// Builder rebuilds data files from Kafka on a cache miss (design §4.5): it
+// Builder rebuilds data files from Kafka on a cache miss (docs/design.md §4.5): it
 // looks the file up, reads its range, encodes it, and checks the bytes
 // against the recorded size and SHA-256. It implements objects.Builder.
 type Builder struct {
@@ -104,7 +104,7 @@ func (b *Builder) Build(ctx context.Context, key string) ([]byte, error) {
 }
 
 // markForRebuild flags the live data file at key for re-indexing by the
-// table's writer (design §4.5), which replaces it with an overwrite commit.
+// table's writer (docs/design.md §4.5), which replaces it with an overwrite commit.
 // Files no longer live (removed by a later snapshot, read by time travel)
 // and tail files are left alone. Best effort: the read fails either way.
 func (b *Builder) markForRebuild(ctx context.Context, key string) {

@@ -31,7 +31,7 @@ import (
 // Config tunes indexing.
 type Config struct {
 	// FlushInterval cuts a range this long after its first record even if it
-	// is small (design §4.3). Default 2s.
+	// is small (docs/design.md §4.3). Default 2s.
 	FlushInterval time.Duration
 	// RangeSize cuts a range once its records' keys and values reach this
 	// many bytes. Default 16 MiB.

@@ -10,7 +10,7 @@ import (
 // LastStableOffsets returns the last stable offset of every partition of
 // topic: the end of what read_committed consumers can read (one ListOffsets
 // request with isolation read_committed). A table load compares it with
-// the committed snapshot (design §4.4).
+// the committed snapshot (docs/design.md §4.4).
 func (c *Client) LastStableOffsets(ctx context.Context, topic string) (map[int32]int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()

@@ -1,5 +1,5 @@
 // Package node wires one `mink serve` process: configuration, the start
-// and stop order, and the HTTP surfaces (design §5).
+// and stop order, and the HTTP surfaces (docs/design.md §5).
 //
 // Start order: PostgreSQL pool (migrated), Kafka client, S3 API and cache,
 // REST catalog, admin API, HTTP listener, then the cluster loop (register,
@@ -41,7 +41,7 @@ import (
 	"github.com/minkhq/mink/writer"
 )
 
-// Config is everything `mink serve` takes (design §5, command line). Flag
+// Config is everything `mink serve` takes (docs/design.md §5, command line). Flag
 // names are in brackets; each has a MINK_* variable and a YAML key.
 type Config struct {
 	// PostgresURL (--postgres, MINK_POSTGRES_URL). Required.
@@ -57,9 +57,9 @@ type Config struct {
 	NodeID string
 	// Roles (--roles): indexer, server. Default both.
 	Roles []string
-	// LeaseTTL is `lease_ttl` (--lease-ttl), design §3.1. Default 30s.
+	// LeaseTTL is `lease_ttl` (--lease-ttl), docs/design.md §3.1. Default 30s.
 	LeaseTTL time.Duration
-	// MaxPartitions is `max_partitions` (--max-partitions), design §3.3.
+	// MaxPartitions is `max_partitions` (--max-partitions), docs/design.md §3.3.
 	MaxPartitions int
 	// CacheDir (--cache-dir). Default a directory under the system temp dir.
 	CacheDir string
@@ -67,7 +67,7 @@ type Config struct {
 	CacheSize int64
 	// Warehouse is the S3 bucket name (--warehouse). Default "mink".
 	Warehouse string
-	// FlushInterval and RangeSize cut indexed ranges (design §4.3).
+	// FlushInterval and RangeSize cut indexed ranges (docs/design.md §4.3).
 	FlushInterval time.Duration
 	RangeSize     int64
 	// IndexMemory bounds the records the node's indexers hold (bytes;
@@ -75,7 +75,7 @@ type Config struct {
 	IndexMemory int64
 	// Pprof serves net/http/pprof at /debug/pprof/.
 	Pprof bool
-	// CommitInterval is the writer's commit period (design §4.6).
+	// CommitInterval is the writer's commit period (docs/design.md §4.6).
 	CommitInterval time.Duration
 	Logger         *slog.Logger
 }
@@ -300,7 +300,7 @@ func (n *Node) ID() string { return n.cfg.NodeID }
 // URL returns the advertised URL.
 func (n *Node) URL() string { return n.cfg.Advertise }
 
-// Stop stops the node cleanly (design §3.1): jobs stop, leases are
+// Stop stops the node cleanly (docs/design.md §3.1): jobs stop, leases are
 // released, the node row is deleted (the others, notified, take the
 // leases at once), then the HTTP server closes: requests in flight finish
 // (for at most httpDrain), except reads waiting for a data file build,

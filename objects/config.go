@@ -54,7 +54,7 @@ type Config struct {
 	MetadataCacheSize int64
 
 	// ForwardConnectTimeout bounds connecting to a data file's owner when
-	// forwarding a read to it (design §3.5). Past it, this node builds the
+	// forwarding a read to it (docs/design.md §3.5). Past it, this node builds the
 	// file itself. Default 5s.
 	ForwardConnectTimeout time.Duration
 

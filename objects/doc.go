@@ -1,4 +1,4 @@
-// Package objects is Mink's S3-compatible read API (design §5): engines
+// Package objects is Mink's S3-compatible read API (docs/design.md §5): engines
 // read table metadata files and Parquet data files from any node, path
 // style, at /<warehouse>/<key>, with GET (and every Range form) and HEAD.
 // Writes answer 405 MethodNotAllowed: Mink is the only writer.
@@ -9,14 +9,14 @@
 // live in PostgreSQL (metadata_files). They never change once written, so
 // every node keeps the ones it read in a small in-memory LRU. Any node
 // serves them; a node that cannot reach PostgreSQL answers one it does not
-// hold with 503 SlowDown and Retry-After (design §3.4).
+// hold with 503 SlowDown and Retry-After (docs/design.md §3.4).
 //
 // # Data files
 //
 // A data file (<ns>/<name>/data/<partition>/<start>-<end>-<version>.parquet)
-// is the deterministic encoding of one indexed range (design §4.5). It is
+// is the deterministic encoding of one indexed range (docs/design.md §4.5). It is
 // built on demand by its owner, the live server node that ranks highest for
-// its key (cluster.Owner, design §3.5), and cached on the owner's disk. A
+// its key (cluster.Owner, docs/design.md §3.5), and cached on the owner's disk. A
 // read is answered by the first of these that applies:
 //
 //  1. This node's disk cache has the file: serve it. Owner or not, the

@@ -20,11 +20,11 @@ var (
 	// 404 NoSuchKey.
 	ErrNotFound = errors.New("data file not found")
 	// ErrChecksumMismatch: the rebuilt bytes differ from the recorded size
-	// or SHA-256 (for example after log compaction, design §4.5). The bytes
+	// or SHA-256 (for example after log compaction, docs/design.md §4.5). The bytes
 	// are never served nor cached. Answers 500 InternalError.
 	ErrChecksumMismatch = errors.New("rebuilt data file differs from its recorded checksum")
 	// ErrUnavailable: PostgreSQL or Kafka could not be reached. Answers 503
-	// SlowDown with Retry-After (design §3.4).
+	// SlowDown with Retry-After (docs/design.md §3.4).
 	ErrUnavailable = errors.New("postgres or kafka unavailable")
 )
 

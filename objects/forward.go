@@ -26,7 +26,7 @@ func newForwardTransport(cfg Config) *http.Transport {
 	}
 }
 
-// remoteOwner returns the owner of key (design §3.5) when it is another
+// remoteOwner returns the owner of key (docs/design.md §3.5) when it is another
 // node this node may forward to now.
 func (s *Server) remoteOwner(key string) (cluster.Member, bool) {
 	owner, ok := cluster.Owner(s.members(), key)

@@ -9,7 +9,7 @@ import (
 )
 
 // Stats are a node's S3 API counters since start, for the admin API (node
-// cache stats, design §5).
+// cache stats, docs/design.md §5).
 type Stats struct {
 	// Hits and Misses count data file reads served by this node from its
 	// disk cache, or not found there.

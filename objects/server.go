@@ -29,7 +29,7 @@ import (
 const ForwardedHeader = "X-Mink-Forwarded"
 
 // dataFileModTime is the Last-Modified of every data file. A data file's
-// bytes are a pure function of its key (design §4.5), the same on every
+// bytes are a pure function of its key (docs/design.md §4.5), the same on every
 // node and every rebuild, so its Last-Modified must be too, or a
 // conditional request would get different answers from different nodes.
 // No time of day describes such a file better than a fixed one.
@@ -41,7 +41,7 @@ const (
 	contentTypeBinary = "application/octet-stream"
 )
 
-// Server is one node's S3-compatible read API (design §5): metadata files
+// Server is one node's S3-compatible read API (docs/design.md §5): metadata files
 // from PostgreSQL, data files from the disk cache, their owner, or a build.
 type Server struct {
 	cfg     Config

@@ -1,6 +1,6 @@
 // Package pgstore owns Mink's PostgreSQL connection pool and schema: the
 // numbered migrations embedded in the binary and applied at start, and the
-// fencing function every lease holder's write passes through (design §3.2).
+// fencing function every lease holder's write passes through (docs/design.md §3.2).
 //
 // Each domain package keeps its own queries; pgstore only opens, migrates and
 // classifies errors.
@@ -31,7 +31,7 @@ var migrations embed.FS
 // SQLSTATE codes raised by Mink's own SQL functions.
 const (
 	// CodeFenced is raised by mink_check_epoch when a write carries a lease
-	// epoch that is not the current holding (design §3.2).
+	// epoch that is not the current holding (docs/design.md §3.2).
 	CodeFenced = "MINKF"
 	// CodeRangeGap is raised when an indexed range does not start where the
 	// partition's previous range ended.

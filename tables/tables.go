@@ -1,7 +1,7 @@
-// Package tables owns Mink's table definitions (design §4.1): creating a
+// Package tables owns Mink's table definitions (docs/design.md §4.1): creating a
 // table with its dead-letter table, partition start offsets and leases, and
 // reading definitions back. It also names the objects of a table: its
-// location and the keys of its data files (design §4.5).
+// location and the keys of its data files (docs/design.md §4.5).
 package tables
 
 import (
@@ -89,7 +89,7 @@ func Key(location string) string {
 }
 
 // DataFileKey is the key of the data file of range [start, end) of a
-// partition, encoded by encoder version v (design §4.5).
+// partition, encoded by encoder version v (docs/design.md §4.5).
 func (t *Table) DataFileKey(partition int32, start, end int64, v int) string {
 	return fmt.Sprintf("%s/data/%d/%d-%d-%d.parquet", Key(t.Location), partition, start, end, v)
 }
@@ -296,7 +296,7 @@ func Create(ctx context.Context, pool *pgxpool.Pool, warehouse string, def Defin
 }
 
 // AddPartitions records start offsets and partition leases for partitions
-// the topic gained (design §4.1: the writer adds them). Existing ones are
+// the topic gained (docs/design.md §4.1: the writer adds them). Existing ones are
 // left as they are.
 func AddPartitions(ctx context.Context, pool *pgxpool.Pool, tableID int64, starts []PartitionStart) error {
 	tx, err := pool.Begin(ctx)

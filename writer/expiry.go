@@ -23,7 +23,7 @@ const expiryEvery = 5
 
 func (w *Writer) expiryInterval() time.Duration { return expiryEvery * w.cfg.CommitInterval }
 
-// expire is the writer's expiry and re-indexing duty (design §4.5, §4.6),
+// expire is the writer's expiry and re-indexing duty (docs/design.md §4.5, §4.6),
 // for the table and its dead-letter table. For each live committed data
 // file of a partition:
 //

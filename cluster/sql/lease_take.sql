@@ -1,4 +1,4 @@
--- Take one free lease (design §3.2): the epoch is incremented in the same
+-- Take one free lease (docs/design.md §3.2): the epoch is incremented in the same
 -- UPDATE that sets the holder. No row comes back when the lease is not
 -- free. The update waits while a holder's fenced transaction has the row
 -- FOR SHARE (mink_check_epoch), so a take never overlaps a write that the

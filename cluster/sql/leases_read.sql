@@ -1,4 +1,4 @@
--- Every lease, with free judged by the database clock (design §3.2: free
+-- Every lease, with free judged by the database clock (docs/design.md §3.2: free
 -- when holder is null or expires_at < now()).
 SELECT scope, table_id, kind, coalesce(partition, 0), coalesce(holder, ''), epoch,
        (holder IS NULL OR expires_at IS NULL OR expires_at < now()) AS free

@@ -1,4 +1,4 @@
--- Renew the leases this node holds, in one statement (design §3.2):
+-- Renew the leases this node holds, in one statement (docs/design.md §3.2):
 -- renewal extends expires_at and keeps the epoch. A lease that is missing
 -- from the result was lost (taken over, released or expired): its job stops
 -- at once.

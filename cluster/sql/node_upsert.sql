@@ -1,4 +1,4 @@
--- Register or renew this node's row (design §3.1); re-inserts it if it
+-- Register or renew this node's row (docs/design.md §3.1); re-inserts it if it
 -- vanished. The expiry is computed by the database clock. Another process
 -- (another instance token) cannot take over a row that has not expired:
 -- then no row is returned.

@@ -1,4 +1,4 @@
--- A tail data file committed by a snapshot (design §4.4): built from Kafka
+-- A tail data file committed by a snapshot (docs/design.md §4.4): built from Kafka
 -- past a table's content end by a table load, or by the writer to bridge
 -- tail files and indexed data files. The same key names the same bytes, so
 -- a row removed earlier may come back.

@@ -1,4 +1,4 @@
-// Package cli is the `mink` command line (design §5): serve, dev, and the
+// Package cli is the `mink` command line (docs/design.md §5): serve, dev, and the
 // admin commands that call a node's admin API.
 package cli
 
@@ -127,15 +127,15 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.Listen, "listen", ":8181", "HTTP listen address")
 	fs.StringVar(&cfg.Advertise, "advertise", "", "URL other nodes and clients reach this node at (default http://127.0.0.1:PORT)")
 	fs.StringVar(&cfg.NodeID, "node-id", "", "node id (default hostname + random suffix)")
-	fs.Var(&roles, "roles", "roles: indexer,server (default both; design §1)")
-	fs.DurationVar(&cfg.LeaseTTL, "lease-ttl", 30*time.Second, "lease_ttl: node and lease expiry; renewals every lease_ttl/3 (design §3.1)")
-	fs.IntVar(&cfg.MaxPartitions, "max-partitions", 0, "max_partitions: cap on partition leases this node holds, 0 = none (design §3.3)")
+	fs.Var(&roles, "roles", "roles: indexer,server (default both; docs/design.md §1)")
+	fs.DurationVar(&cfg.LeaseTTL, "lease-ttl", 30*time.Second, "lease_ttl: node and lease expiry; renewals every lease_ttl/3 (docs/design.md §3.1)")
+	fs.IntVar(&cfg.MaxPartitions, "max-partitions", 0, "max_partitions: cap on partition leases this node holds, 0 = none (docs/design.md §3.3)")
 	fs.StringVar(&cfg.CacheDir, "cache-dir", "", "data file cache directory (default under the temp dir)")
 	fs.Var(&cacheSize, "cache-size", "data file cache size, e.g. 10GiB")
 	fs.StringVar(&cfg.Warehouse, "warehouse", "mink", "warehouse (S3 bucket) name")
-	fs.DurationVar(&cfg.FlushInterval, "flush-interval", 2*time.Second, "cut an indexed range this long after its first record (design §4.3)")
-	fs.Var(&rangeSize, "range-size", "cut an indexed range at this many record bytes, e.g. 16MiB (design §4.3)")
-	fs.DurationVar(&cfg.CommitInterval, "commit-interval", 2*time.Second, "writer commit period (design §4.6)")
+	fs.DurationVar(&cfg.FlushInterval, "flush-interval", 2*time.Second, "cut an indexed range this long after its first record (docs/design.md §4.3)")
+	fs.Var(&rangeSize, "range-size", "cut an indexed range at this many record bytes, e.g. 16MiB (docs/design.md §4.3)")
+	fs.DurationVar(&cfg.CommitInterval, "commit-interval", 2*time.Second, "writer commit period (docs/design.md §4.6)")
 	fs.Var(&indexMemory, "index-memory", "records all indexers of this node hold before cutting ranges early, e.g. 128MiB")
 	fs.Var(&memoryLimit, "memory-limit", "Go soft memory limit of the process, e.g. 1GiB; 0 = none (GOMEMLIMIT, when set, wins)")
 	pprof := fs.Bool("pprof", false, "serve Go's profiles at /debug/pprof/ on the listen address")

@@ -14,7 +14,7 @@ import (
 )
 
 // envAliases are MINK_* names the design fixes that do not follow the
-// flag name (design §5: MINK_KAFKA_BROKERS for --kafka).
+// flag name (docs/design.md §5: MINK_KAFKA_BROKERS for --kafka).
 var envAliases = map[string]string{
 	"kafka":    "MINK_KAFKA_BROKERS",
 	"postgres": "MINK_POSTGRES_URL",

@@ -1,5 +1,5 @@
 // Package clustertest runs real `mink serve` processes for tests of the
-// cluster rules (design §3.4): the binary is built once per test binary
+// cluster rules (docs/design.md §3.4): the binary is built once per test binary
 // (or taken from MINK_TEST_BINARY), Kafka is an in-process kfake cluster
 // reached over TCP, PostgreSQL is a schema of its own (pgtest.Schema; the
 // test binary's TestMain must call pgtest.Main). A test starts nodes,

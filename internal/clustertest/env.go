@@ -21,7 +21,7 @@ import (
 )
 
 // Defaults of the nodes a test starts: short enough that failures play
-// out in seconds (design §3: renewals every LeaseTTL/3).
+// out in seconds (docs/design.md §3: renewals every LeaseTTL/3).
 const (
 	DefaultLeaseTTL       = 3 * time.Second
 	DefaultFlushInterval  = 200 * time.Millisecond

@@ -1,6 +1,6 @@
 -- +goose Up
 
--- Cluster members (design §3.1). expires_at is always computed from the
+-- Cluster members (docs/design.md §3.1). expires_at is always computed from the
 -- database clock, never a node's clock.
 CREATE TABLE nodes (
     id            text PRIMARY KEY,
@@ -13,7 +13,7 @@ CREATE TABLE nodes (
     expires_at    timestamptz NOT NULL
 );
 
--- Tables (design §4.1). A dead-letter table `<name>~dlq` is a row of its own
+-- Tables (docs/design.md §4.1). A dead-letter table `<name>~dlq` is a row of its own
 -- with dlq_of pointing at the table whose records it receives; it has no
 -- leases: the parent's indexers and writer fill and commit it.
 CREATE TABLE tables (
@@ -50,7 +50,7 @@ CREATE TABLE partitions (
     PRIMARY KEY (table_id, partition)
 );
 
--- Leases (design §3.2). scope is '<table id>/partition/<n>' or
+-- Leases (docs/design.md §3.2). scope is '<table id>/partition/<n>' or
 -- '<table id>/writer'; the preference hash is computed over it.
 CREATE TABLE leases (
     scope       text PRIMARY KEY,
@@ -64,7 +64,7 @@ CREATE TABLE leases (
 );
 CREATE INDEX leases_holder ON leases (holder);
 
--- Indexed ranges (design §4.3): [start_offset, end_offset) of one partition,
+-- Indexed ranges (docs/design.md §4.3): [start_offset, end_offset) of one partition,
 -- written under the partition lease epoch. Ranges of a partition are
 -- contiguous: the fencing trigger rejects a gap or an overlap.
 CREATE TABLE ranges (
@@ -129,7 +129,7 @@ CREATE TABLE metadata_files (
     created_at  timestamptz NOT NULL DEFAULT now()
 );
 
--- mink_check_epoch is the fencing check of design §3.2: it locks the lease
+-- mink_check_epoch is the fencing check of docs/design.md §3.2: it locks the lease
 -- row FOR SHARE (so the lease cannot change hands until the caller's
 -- transaction ends) and raises SQLSTATE MINKF unless (holder, epoch) is the
 -- current, unexpired holding. Expiry is judged by clock_timestamp() because
@@ -173,7 +173,7 @@ CREATE TRIGGER snapshots_fence BEFORE INSERT OR UPDATE ON snapshots
     FOR EACH ROW EXECUTE FUNCTION mink_fence_row();
 
 -- Ranges are fenced and contiguous: a new range must start where the
--- partition's last one ended (no gap, no overlap, design §3.4).
+-- partition's last one ended (no gap, no overlap, docs/design.md §3.4).
 -- +goose StatementBegin
 CREATE FUNCTION mink_fence_range() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE

@@ -1,6 +1,6 @@
 -- +goose Up
 
--- Transient objects of zero-lag table loads (design §4.4): data files built
+-- Transient objects of zero-lag table loads (docs/design.md §4.4): data files built
 -- from the tail of Kafka past the committed snapshot, and the metadata
 -- files of the child snapshot that lists them. They live for a short
 -- lifetime and are then collected.

@@ -1,6 +1,6 @@
 -- +goose Up
 
--- Rewrites of committed data files by the writer (design §4.5, §4.6):
+-- Rewrites of committed data files by the writer (docs/design.md §4.5, §4.6):
 -- expiry below Kafka's log start ("delete" and "overwrite" snapshots) and
 -- re-indexing of a file whose rebuild no longer matches its checksum (log
 -- compaction). A replaced or dropped file keeps its row, marked with the

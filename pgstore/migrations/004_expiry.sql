@@ -1,6 +1,6 @@
 -- +goose Up
 
--- Snapshot expiry and collection (design §4.6). A commit removes the
+-- Snapshot expiry and collection (docs/design.md §4.6). A commit removes the
 -- snapshots past history.expire.max-snapshot-age-ms from the table metadata
 -- and sets their expired_at; the writer's collection deletes their rows, and
 -- the metadata files only they referenced, once transient snapshots built on

@@ -1,6 +1,6 @@
 -- +goose Up
 
--- JSON fields that matched no column (design §4.2: left out of the row and
+-- JSON fields that matched no column (docs/design.md §4.2: left out of the row and
 -- counted, or the reason of a dead letter), per partition of a table. The
 -- indexer adds a range's count in the transaction that inserts the range,
 -- so a fenced insert counts nothing and a rebuild of the range (serving,
