@@ -64,11 +64,7 @@ func TestZeroLagLineage(t *testing.T) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	require.NoError(t, err)
 	defer cl.Close()
-	cats := make([]*rest.Catalog, len(env.Nodes))
-	for i, n := range env.Nodes {
-		cats[i], err = rest.NewCatalog(ctx, "mink", n.URL())
-		require.NoError(t, err)
-	}
+	cats := catalogs(t, env)
 
 	rng := rand.New(rand.NewPCG(7, 11))
 	produced := map[pk]string{}
@@ -189,6 +185,18 @@ func TestZeroLagLineage(t *testing.T) {
 	require.Positive(t, ops["replace"], "the writer replaced tail files")
 }
 
+// catalogs returns an iceberg-go REST catalog of each node of env.
+func catalogs(t *testing.T, env *devenv.Env) []*rest.Catalog {
+	t.Helper()
+	cats := make([]*rest.Catalog, len(env.Nodes))
+	for i, n := range env.Nodes {
+		var err error
+		cats[i], err = rest.NewCatalog(context.Background(), "mink", n.URL())
+		require.NoError(t, err)
+	}
+	return cats
+}
+
 // checkDescends checks, in md, that snapshot from is an ancestor of (or is)
 // snapshot to: the walk from to through parents reaches from without a
 // missing snapshot, each step one sequence number up; the snapshot-log
@@ -286,11 +294,7 @@ func TestZeroLagLineageDeadLetters(t *testing.T) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...))
 	require.NoError(t, err)
 	defer cl.Close()
-	cats := make([]*rest.Catalog, len(env.Nodes))
-	for i, n := range env.Nodes {
-		cats[i], err = rest.NewCatalog(ctx, "mink", n.URL())
-		require.NoError(t, err)
-	}
+	cats := catalogs(t, env)
 	names := []string{"quakes", "quakes~dlq"}
 	counts := map[string]int{}
 	prev := map[string][]int64{}
@@ -366,11 +370,7 @@ func TestZeroLagUnderContinuousProduce(t *testing.T) {
 		kgo.ProducerLinger(2*time.Millisecond))
 	require.NoError(t, err)
 	defer cl.Close()
-	cats := make([]*rest.Catalog, len(env.Nodes))
-	for i, n := range env.Nodes {
-		cats[i], err = rest.NewCatalog(ctx, "mink", n.URL())
-		require.NoError(t, err)
-	}
+	cats := catalogs(t, env)
 
 	var (
 		mu       sync.Mutex
