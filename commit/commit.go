@@ -213,6 +213,9 @@ func Store(ctx context.Context, tx pgx.Tx, h *Head, lease *cluster.Lease, op str
 	}
 	id := res.SnapshotID
 	h.MetadataLocation, h.Metadata, h.CurrentSnapshotID, h.LastSequenceNumber = res.MetadataLocation, res.Metadata, &id, res.SequenceNumber
+	// Cached even if the transaction does not commit: the location is
+	// never reused, so an entry nobody asks for only ages out.
+	parsed.put(res.MetadataLocation, res.Parsed)
 	return nil
 }
 

@@ -28,6 +28,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
 	"github.com/minkhq/mink/datafile"
@@ -90,6 +91,10 @@ type AppendInput struct {
 	// MetadataLocation must end in "<NNNNN>-<anything>.metadata.json".
 	Metadata         []byte
 	MetadataLocation string
+	// Parsed, when not nil, is Metadata parsed (table.ParseMetadataBytes):
+	// a commit then skips parsing it, most of a commit's CPU for a long
+	// history. It is only read.
+	Parsed table.Metadata
 	// Added are the data files to append, at least one, each path once.
 	Added []AddedFile
 	// SnapshotID is the new snapshot's id (positive, unused in the table).
@@ -154,6 +159,8 @@ type CommitResult struct {
 	// Files holds the new manifest(s) and the manifest list, to be stored
 	// together with the metadata file in the commit's transaction.
 	Files []OutputFile
+	// Parsed is Metadata parsed, for a commit that builds on this one.
+	Parsed table.Metadata
 }
 
 // NewSnapshotID returns a random positive 63-bit snapshot id. Collisions

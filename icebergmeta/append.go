@@ -54,7 +54,7 @@ func Append(ctx context.Context, in AppendInput) (*CommitResult, error) {
 	if len(in.Added) == 0 {
 		return nil, ErrNoFiles
 	}
-	c, err := openCommit("append", in.MetadataLocation, in.Metadata, in.SnapshotID, in.Now, in.CommitUUID)
+	c, err := openCommit("append", in.MetadataLocation, in.Metadata, in.Parsed, in.SnapshotID, in.Now, in.CommitUUID)
 	if err != nil {
 		return nil, err
 	}
@@ -254,11 +254,12 @@ type commit struct {
 	timestampMs  int64     // the new snapshot's timestamp
 }
 
-// openCommit checks a commit's input and parses the current metadata.
-// Errors name op ("append", "rewrite"): a snapshot id that is not positive
-// or already in the table, a zero now, a location without a version, or
-// metadata that does not parse or is not format version 2.
-func openCommit(op, metadataLocation string, metadata []byte, snapshotID int64, now time.Time, id uuid.UUID) (*commit, error) {
+// openCommit checks a commit's input and parses the current metadata
+// (unless parsed holds it already). Errors name op ("append", "rewrite"): a
+// snapshot id that is not positive or already in the table, a zero now, a
+// location without a version, or metadata that does not parse or is not
+// format version 2.
+func openCommit(op, metadataLocation string, metadata []byte, parsed table.Metadata, snapshotID int64, now time.Time, id uuid.UUID) (*commit, error) {
 	if snapshotID <= 0 {
 		return nil, fmt.Errorf("icebergmeta: %s: snapshot id %d is not positive", op, snapshotID)
 	}
@@ -269,9 +270,11 @@ func openCommit(op, metadataLocation string, metadata []byte, snapshotID int64, 
 	if err != nil {
 		return nil, err
 	}
-	base, err := table.ParseMetadataBytes(metadata)
-	if err != nil {
-		return nil, fmt.Errorf("icebergmeta: %s: parse metadata %s: %w", op, metadataLocation, err)
+	base := parsed
+	if base == nil {
+		if base, err = table.ParseMetadataBytes(metadata); err != nil {
+			return nil, fmt.Errorf("icebergmeta: %s: parse metadata %s: %w", op, metadataLocation, err)
+		}
 	}
 	if base.Version() != FormatVersion {
 		return nil, fmt.Errorf("icebergmeta: %s: %s has format version %d, want %d",
@@ -338,5 +341,6 @@ func (c *commit) finish(snap table.Snapshot, manifests []iceberg.ManifestFile, f
 		Manifests:        ms,
 		Expired:          expired,
 		Files:            files,
+		Parsed:           md,
 	}, nil
 }

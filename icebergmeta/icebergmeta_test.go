@@ -540,3 +540,51 @@ func TestNewTableBoundsMetadataLog(t *testing.T) {
 	}
 	require.Equal(t, 10, n)
 }
+
+// TestCommitOnParsedMetadata: a commit given the current metadata already
+// parsed (AppendInput.Parsed, as CommitResult.Parsed hands it to the next
+// commit) writes the same metadata JSON, byte for byte, as one that parses
+// it, over a chain of appends and a replace.
+func TestCommitOnParsedMetadata(t *testing.T) {
+	t0 := time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC)
+	// Past NewTable's last-updated-ms (the wall clock), which a commit
+	// never stamps below.
+	now := time.Now().Add(time.Hour).Truncate(time.Millisecond)
+	loc, meta, err := icebergmeta.NewTable(earthquakesSchema(), location, tableUUID, nil)
+	require.NoError(t, err)
+	run := func(useParsed bool) [][]byte {
+		s := newStore()
+		s.put(loc, meta)
+		res := &icebergmeta.CommitResult{MetadataLocation: loc, Metadata: meta}
+		var out [][]byte
+		var files []icebergmeta.AddedFile
+		for id := int64(1); id <= 20; id++ {
+			f := rangeFile(int32(id%3), id*10, id*10+10, t0, 0.1, 5)
+			files = append(files, f)
+			in := icebergmeta.AppendInput{Metadata: res.Metadata, MetadataLocation: res.MetadataLocation,
+				Added: []icebergmeta.AddedFile{f}, SnapshotID: id, Now: now.Add(time.Duration(id) * time.Millisecond),
+				Read: s.read, CommitUUID: uuid.NewSHA1(uuid.Nil, []byte{byte(id)})}
+			if useParsed {
+				in.Parsed = res.Parsed
+			}
+			var err error
+			res, err = icebergmeta.Append(context.Background(), in)
+			require.NoError(t, err)
+			for _, f := range res.Files {
+				s.put(f.Location, f.Content)
+			}
+			s.put(res.MetadataLocation, res.Metadata)
+			out = append(out, res.Metadata)
+		}
+		in := icebergmeta.RewriteInput{Metadata: res.Metadata, MetadataLocation: res.MetadataLocation,
+			Removed: []string{files[0].Path, files[3].Path}, Added: []icebergmeta.AddedFile{rangeFile(1, 10, 20, t0, 0.1, 5), rangeFile(1, 40, 50, t0, 0.1, 5)},
+			Replace: true, SnapshotID: 99, Now: now.Add(time.Second), Read: s.read, CommitUUID: uuid.NewSHA1(uuid.Nil, []byte{99})}
+		if useParsed {
+			in.Parsed = res.Parsed
+		}
+		r, err := icebergmeta.Rewrite(context.Background(), in)
+		require.NoError(t, err)
+		return append(out, r.Metadata)
+	}
+	require.Equal(t, run(false), run(true))
+}

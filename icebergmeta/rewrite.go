@@ -26,6 +26,7 @@ type RewriteInput struct {
 	// ("<NNNNN>-<anything>.metadata.json").
 	Metadata         []byte
 	MetadataLocation string
+	Parsed           table.Metadata
 	// Removed are the full locations (s3://…) of data files of the current
 	// snapshot to remove, at least one, each once.
 	Removed []string
@@ -37,7 +38,8 @@ type RewriteInput struct {
 	// hold the same rows as the ones they replace. Rewrite rejects it
 	// when the added and removed record counts differ.
 	Replace bool
-	// SnapshotID, Now, Read, CommitUUID and Summary are as in AppendInput.
+	// Parsed, SnapshotID, Now, Read, CommitUUID and Summary are as in
+	// AppendInput.
 	SnapshotID int64
 	Now        time.Time
 	Read       ReadFunc
@@ -75,7 +77,7 @@ func Rewrite(ctx context.Context, in RewriteInput) (*CommitResult, error) {
 	if in.Read == nil {
 		return nil, fmt.Errorf("icebergmeta: rewrite: nil Read")
 	}
-	c, err := openCommit("rewrite", in.MetadataLocation, in.Metadata, in.SnapshotID, in.Now, in.CommitUUID)
+	c, err := openCommit("rewrite", in.MetadataLocation, in.Metadata, in.Parsed, in.SnapshotID, in.Now, in.CommitUUID)
 	if err != nil {
 		return nil, err
 	}

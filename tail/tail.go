@@ -177,6 +177,11 @@ func (l *Loader) extend(ctx context.Context, base *commit.Head, offs map[int32]k
 	for attempt := 0; ; attempt++ {
 		underLock := attempt >= plannedAttempts
 		if !underLock {
+			// Parsed now, outside the lock: the head is most often still
+			// this one when the lock is taken (cached by location).
+			if _, err := base.Parsed(); err != nil {
+				return nil, err
+			}
 			if err := l.build(ctx, t, src, tailOf(base.Ends, offs), built, have); err != nil {
 				return nil, err
 			}
@@ -244,8 +249,12 @@ func (l *Loader) store(ctx context.Context, base *commit.Head, offs map[int32]ka
 		for i, f := range add {
 			added[i] = f.Added(t)
 		}
+		md, err := h.Parsed()
+		if err != nil {
+			return nil, err
+		}
 		res, err := icebergmeta.Append(ctx, icebergmeta.AppendInput{
-			Metadata: h.Metadata, MetadataLocation: h.MetadataLocation, Added: added,
+			Metadata: h.Metadata, MetadataLocation: h.MetadataLocation, Parsed: md, Added: added,
 			SnapshotID: icebergmeta.NewSnapshotID(), Now: h.Now, Read: commit.Reader(tx),
 			Summary: map[string]string{icebergmeta.SummaryCommittedBy: icebergmeta.CommittedByLoad},
 		})

@@ -335,8 +335,12 @@ func (w *Writer) store(ctx context.Context, l cluster.Lease, rp *roundPlan) erro
 		for _, f := range bridges {
 			added = append(added, f.Added(t))
 		}
+		md, err := h.Parsed()
+		if err != nil {
+			return err
+		}
 		res, err := icebergmeta.Append(ctx, icebergmeta.AppendInput{
-			Metadata: h.Metadata, MetadataLocation: h.MetadataLocation, Added: added,
+			Metadata: h.Metadata, MetadataLocation: h.MetadataLocation, Parsed: md, Added: added,
 			SnapshotID: icebergmeta.NewSnapshotID(), Now: h.Now, Read: commit.Reader(tx), Summary: writerSummary,
 		})
 		if err != nil {
@@ -354,8 +358,12 @@ func (w *Writer) store(ctx context.Context, l cluster.Lease, rp *roundPlan) erro
 		snapshots++
 	}
 	if len(removeTails) > 0 {
+		md, err := h.Parsed()
+		if err != nil {
+			return err
+		}
 		in := icebergmeta.RewriteInput{
-			Metadata: h.Metadata, MetadataLocation: h.MetadataLocation, Replace: addedRecords == removedRecords,
+			Metadata: h.Metadata, MetadataLocation: h.MetadataLocation, Parsed: md, Replace: addedRecords == removedRecords,
 			SnapshotID: icebergmeta.NewSnapshotID(), Now: h.Now, Read: commit.Reader(tx), Summary: writerSummary,
 		}
 		keys := make([]string, len(removeTails))

@@ -190,8 +190,12 @@ func (w *Writer) rewriteFiles(ctx context.Context, l cluster.Lease, t, src *tabl
 	if err != nil {
 		return err
 	}
+	md, err := h.Parsed()
+	if err != nil {
+		return err
+	}
 	in := icebergmeta.RewriteInput{
-		Metadata: h.Metadata, MetadataLocation: h.MetadataLocation, Removed: removed,
+		Metadata: h.Metadata, MetadataLocation: h.MetadataLocation, Parsed: md, Removed: removed,
 		// Files only re-encoded (a new encoder version) hold the same rows.
 		Replace:    len(added) > 0 && addedRecords == removedRecords,
 		SnapshotID: icebergmeta.NewSnapshotID(), Now: h.Now, Read: commit.Reader(tx), Summary: writerSummary,

@@ -19,11 +19,9 @@ import (
 	"context"
 	_ "embed"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
-	"github.com/apache/iceberg-go/table"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -254,9 +252,9 @@ func (w *Writer) collectExpired(ctx context.Context, tx pgx.Tx, t *tables.Table)
 	if err != nil {
 		return err
 	}
-	md, err := table.ParseMetadataBytes(h.Metadata)
+	md, err := h.Parsed()
 	if err != nil {
-		return fmt.Errorf("writer: current metadata of %s: %w", t.FullName(), err)
+		return err
 	}
 	keep := []string{tables.Key(h.MetadataLocation)}
 	for e := range md.PreviousFiles() {
