@@ -1,0 +1,147 @@
+package tail_test
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minkhq/mink/catalog"
+	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/kafka"
+	"github.com/minkhq/mink/tables"
+	"github.com/minkhq/mink/tail"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// Loads of six loaders (as on six nodes) race each other while a producer
+// writes: their commits form one chain of appends, one sequence number
+// each, and the tail files they committed tile each partition from 0 to its
+// content end with no gap and no overlap; a last load holds exactly the
+// records produced.
+func TestConcurrentLoadsFormOneChain(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := pgtest.Pool(t)
+	const partitions = 3
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, "t"))
+	require.NoError(t, err)
+	t.Cleanup(kf.Close)
+	kc, err := kafka.New(kafka.Config{Brokers: kf.ListenAddrs()})
+	require.NoError(t, err)
+	t.Cleanup(kc.Close)
+	starts := make([]tables.PartitionStart, partitions)
+	for p := range starts {
+		starts[p] = tables.PartitionStart{Partition: int32(p)}
+	}
+	tbl, err := tables.Create(ctx, pool, "mink",
+		tables.Definition{Namespace: "n", Name: "t", Topic: "t", ValueFormat: "raw"}, starts)
+	require.NoError(t, err)
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	require.NoError(t, err)
+	defer cl.Close()
+	var produced atomic.Int64
+	pctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; pctx.Err() == nil; i++ {
+			if cl.ProduceSync(ctx, &kgo.Record{Topic: "t", Partition: int32(i % partitions), Value: []byte(strconv.Itoa(i))}).FirstErr() == nil {
+				produced.Add(1)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+
+	load := func(l *tail.Loader) table.Metadata {
+		var loc string
+		require.NoError(t, pool.QueryRow(ctx, `SELECT metadata_location FROM tables WHERE id = $1`, tbl.ID).Scan(&loc))
+		res, err := l.LoadTable(ctx, catalog.Table{ID: tbl.ID, MetadataLocation: loc})
+		require.NoError(t, err)
+		md, err := table.ParseMetadataBytes(res.Metadata)
+		require.NoError(t, err)
+		return md
+	}
+	var handed sync.Map
+	deadline := time.Now().Add(3 * time.Second)
+	for range 6 {
+		l := tail.New(pool, kc, tail.Config{})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				if s := load(l).CurrentSnapshot(); s != nil {
+					handed.Store(s.SnapshotID, s.SequenceNumber)
+				}
+			}
+		}()
+	}
+	time.Sleep(3 * time.Second)
+	stop()
+	wg.Wait()
+
+	md := load(tail.New(pool, kc, tail.Config{}))
+	cur := md.CurrentSnapshot()
+	require.Equal(t, strconv.FormatInt(produced.Load(), 10), cur.Summary.Properties["total-records"])
+	// One chain of appends, each sequence number once, every snapshot a
+	// load handed out on it (no expiry in 3 s).
+	chain := map[int64]int64{}
+	for s := cur; s != nil; {
+		require.Equal(t, table.OpAppend, s.Summary.Operation)
+		chain[s.SnapshotID] = s.SequenceNumber
+		if s.ParentSnapshotID == nil {
+			require.EqualValues(t, 1, s.SequenceNumber)
+			break
+		}
+		p := md.SnapshotByID(*s.ParentSnapshotID)
+		require.NotNil(t, p)
+		require.Equal(t, p.SequenceNumber+1, s.SequenceNumber)
+		s = p
+	}
+	require.Len(t, md.Snapshots(), len(chain))
+	n := 0
+	handed.Range(func(id, seq any) bool {
+		n++
+		require.Equal(t, seq, chain[id.(int64)], "snapshot %d handed out is on the chain", id)
+		return true
+	})
+	require.Greater(t, n, 10, "loads committed snapshots")
+
+	// The tail files tile each partition up to its content end.
+	rows, err := pool.Query(ctx, `SELECT partition, start_offset, end_offset FROM tail_files
+		WHERE table_id = $1 AND removed_snapshot_id IS NULL ORDER BY partition, start_offset`, tbl.ID)
+	require.NoError(t, err)
+	next := map[int32]int64{}
+	for rows.Next() {
+		var p int32
+		var s, e int64
+		require.NoError(t, rows.Scan(&p, &s, &e))
+		require.Equal(t, next[p], s, "partition %d: gap or overlap at %d", p, s)
+		next[p] = e
+	}
+	require.NoError(t, rows.Err())
+	var ends []int64
+	for p := int32(0); p < partitions; p++ {
+		var end int64
+		require.NoError(t, pool.QueryRow(ctx, `SELECT end_offset FROM content_ends WHERE table_id = $1 AND partition = $2`,
+			tbl.ID, p).Scan(&end))
+		require.Equal(t, next[p], end, "partition %d", p)
+		ends = append(ends, end)
+	}
+	var sum int64
+	for _, e := range ends {
+		sum += e
+	}
+	require.Equal(t, produced.Load(), sum)
+	require.False(t, slices.Contains(ends, 0))
+}
