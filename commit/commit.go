@@ -9,7 +9,7 @@
 // any node commits tail data files built from Kafka past the table's content
 // end (append), so that the snapshot it hands out is part of the table's
 // history; a load holds no lease. Both lock the table's row (SELECT … FOR
-// UPDATE) before they read the head they build on, so a table's commits form
+// NO KEY UPDATE) before they read the head they build on, so a table's commits form
 // one chain: each snapshot's parent is the snapshot current when its
 // transaction took the lock, every sequence number is the last one plus one,
 // and no snapshot a reader was handed leaves the lineage (only expiry, which
@@ -92,7 +92,7 @@ type Head struct {
 	Ends map[int32]int64
 }
 
-// Lock locks t's row in tx (FOR UPDATE, held until tx ends) and reads its
+// Lock locks t's row in tx (FOR NO KEY UPDATE, held until tx ends) and reads its
 // head. Every commit calls it before building on the head. src is the table
 // that owns t's partitions (t itself, or the parent of a dead-letter table).
 func Lock(ctx context.Context, tx pgx.Tx, t, src *tables.Table) (*Head, error) {

@@ -160,8 +160,10 @@ func IsUnavailable(err error) bool {
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		// Class 08: connection exception; 57P0x: admin/crash shutdown.
-		return len(pgErr.Code) == 5 && (pgErr.Code[:2] == "08" || pgErr.Code[:3] == "57P")
+		// Class 08: connection exception; 57P0x: admin/crash shutdown;
+		// class 40: the transaction was rolled back for a deadlock or a
+		// serialization failure, and the same request can succeed now.
+		return len(pgErr.Code) == 5 && (pgErr.Code[:2] == "08" || pgErr.Code[:3] == "57P" || pgErr.Code[:2] == "40")
 	}
 	if errors.Is(err, context.Canceled) {
 		return false

@@ -296,7 +296,8 @@ func Create(ctx context.Context, pool *pgxpool.Pool, warehouse string, def Defin
 }
 
 // AddPartitions records start offsets and partition leases for partitions
-// the topic gained (docs/design.md §4.1: the writer adds them). Existing ones are
+// the topic gained (docs/design.md §4.1: the writer, or a table load that
+// sees them first, adds them). Existing ones are
 // left as they are.
 func AddPartitions(ctx context.Context, pool *pgxpool.Pool, tableID int64, starts []PartitionStart) error {
 	tx, err := pool.Begin(ctx)

@@ -137,6 +137,13 @@ func (l *Loader) LoadTable(ctx context.Context, committed catalog.Table) (catalo
 	if err != nil {
 		return committed, unavailable(err)
 	}
+	if added, err := l.addPartitions(ctx, src, h, offs); err != nil {
+		return committed, unavailable(err)
+	} else if added {
+		if h, err = commit.Read(ctx, l.pool, t, src); err != nil {
+			return committed, unavailable(err)
+		}
+	}
 	out := committed
 	if tail := tailOf(h.Ends, offs); len(tail) > 0 {
 		// Loads of this node that see the same head and the same offsets
@@ -151,6 +158,24 @@ func (l *Loader) LoadTable(ctx context.Context, committed catalog.Table) (catalo
 	}
 	out.MetadataLocation, out.Metadata = h.MetadataLocation, h.Metadata
 	return out, nil
+}
+
+// addPartitions records the partitions Kafka has and the table does not
+// know yet (the topic gained partitions), from their log start offset, as
+// the writer would at its next partition check: their records are in this
+// load, and their leases (created here) start their indexers at once.
+func (l *Loader) addPartitions(ctx context.Context, src *tables.Table, h *commit.Head, offs map[int32]kafka.Offsets) (bool, error) {
+	var starts []tables.PartitionStart
+	for p, o := range offs {
+		if _, ok := h.Ends[p]; !ok {
+			starts = append(starts, tables.PartitionStart{Partition: p, Offset: o.LogStart})
+		}
+	}
+	if len(starts) == 0 {
+		return false, nil
+	}
+	l.cfg.Logger.Info("tail: the topic gained partitions", "table", src.FullName(), "partitions", len(starts))
+	return true, tables.AddPartitions(ctx, l.pool, src.ID, starts)
 }
 
 func tailKey(tail []tailRange) string {

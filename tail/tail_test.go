@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -144,4 +145,42 @@ func TestConcurrentLoadsFormOneChain(t *testing.T) {
 	}
 	require.Equal(t, produced.Load(), sum)
 	require.False(t, slices.Contains(ends, 0))
+}
+
+// A load that sees partitions the topic gained includes their records at
+// once and records the partitions with their leases (the writer would only
+// at its next partition check).
+func TestLoadIncludesNewPartitions(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := pgtest.Pool(t)
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "g"))
+	require.NoError(t, err)
+	t.Cleanup(kf.Close)
+	kc, err := kafka.New(kafka.Config{Brokers: kf.ListenAddrs()})
+	require.NoError(t, err)
+	t.Cleanup(kc.Close)
+	tbl, err := tables.Create(ctx, pool, "mink", tables.Definition{Namespace: "n", Name: "g", Topic: "g", ValueFormat: "raw"},
+		[]tables.PartitionStart{{Partition: 0}, {Partition: 1}})
+	require.NoError(t, err)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	require.NoError(t, err)
+	defer cl.Close()
+	_, err = kadm.NewClient(cl).CreatePartitions(ctx, 1, "g")
+	require.NoError(t, err)
+	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Topic: "g", Partition: 2, Value: []byte("new")},
+		&kgo.Record{Topic: "g", Partition: 0, Value: []byte("old")}).FirstErr())
+
+	l := tail.New(pool, kc, tail.Config{})
+	var loc string
+	require.NoError(t, pool.QueryRow(ctx, `SELECT metadata_location FROM tables WHERE id = $1`, tbl.ID).Scan(&loc))
+	res, err := l.LoadTable(ctx, catalog.Table{ID: tbl.ID, MetadataLocation: loc})
+	require.NoError(t, err)
+	md, err := table.ParseMetadataBytes(res.Metadata)
+	require.NoError(t, err)
+	require.Equal(t, "2", md.CurrentSnapshot().Summary.Properties["total-records"])
+	var parts, leases int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM partitions WHERE table_id = $1`, tbl.ID).Scan(&parts))
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM leases WHERE table_id = $1 AND kind = 'partition'`, tbl.ID).Scan(&leases))
+	require.Equal(t, 3, parts)
+	require.Equal(t, 3, leases)
 }

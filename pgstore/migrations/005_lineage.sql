@@ -6,7 +6,7 @@
 -- snapshot stays in the table's history until it expires, every later
 -- snapshot descends from it, and its sequence number is never reused.
 -- Commits of loads and of the writer serialize on the table's row
--- (SELECT … FOR UPDATE); the writer's are also fenced by its lease epoch.
+-- (SELECT … FOR NO KEY UPDATE); the writer's are also fenced by its lease epoch.
 
 -- Per table (a table or its dead-letter table) and partition: the offset
 -- below which every record with a row in that table is in its current
