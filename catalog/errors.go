@@ -75,8 +75,10 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error, 
 	switch {
 	case errors.As(err, &ae):
 	case errors.Is(err, ErrUnavailable) || pgstore.IsUnavailable(err):
+		// The cause goes with it: "unreachable" and, say, a batch Kafka
+		// serves corrupt need different hands.
 		ae = &apiError{http.StatusServiceUnavailable, typeServiceUnavailable,
-			"Mink cannot reach Postgres or Kafka right now; retry later"}
+			"Mink cannot answer this right now (Postgres or Kafka): " + err.Error() + "; retry later"}
 		w.Header().Set("Retry-After", strconv.Itoa(int((h.cfg.RetryAfter+time.Second-1)/time.Second)))
 		h.log.WarnContext(r.Context(), "catalog: unavailable",
 			append(attrs, "method", r.Method, "path", r.URL.Path, "err", err)...)

@@ -30,7 +30,9 @@ type Batch struct {
 	// Compression is the batch's codec (kgo.NoCompression() by default).
 	Compression kgo.CompressionCodec
 	// LogAppendTime sets the batch's timestamp type to LogAppendTime: the
-	// broker sets the batch's timestamps on append.
+	// broker sets the batch's timestamps on append. Not for kfake: it
+	// rewrites the timestamps without recomputing the batch's CRC, so every
+	// reader then fails on the batch (a real broker recomputes it).
 	LogAppendTime bool
 }
 
