@@ -149,6 +149,6 @@ func TestRecordTimestampsExact(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.ElementsMatch(t, []string{
 		"1969-12-31T23:59:59.999Z,none", "1970-01-01T00:00:00Z,epoch", "9999-12-31T23:59:59.999Z,y9999",
-		"2262-04-11T23:47:16.855Z,y2262", "294247-01-10T04:00:54.775Z,largest", "-290308-12-21T19:59:05.225Z,smallest",
+		"2262-04-11T23:47:16.855Z,y2262", "+294247-01-10T04:00:54.775Z,largest", "-290308-12-21T19:59:05.225Z,smallest",
 	}, lines[1:])
 }

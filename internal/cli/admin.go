@@ -183,7 +183,7 @@ func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		_, err := stdout.Write(append(t, '\n'))
 		return err
 	}
-	return usagef("unknown table command %q (create, list, get or delete)", sub)
+	return usagef("unknown table command %q (create, list, get, status or delete)", sub)
 }
 
 func status(ctx context.Context, args []string, stdout io.Writer) error {
@@ -451,12 +451,12 @@ func scan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("scan %s: count rows: %w", name, err)
 		}
 		if left := total - n; left > 0 {
-			more := "more rows"
+			more := "more " + plural(left, "row", "rows")
 			if !exact {
-				more = "more rows at most (some may be deleted)"
+				more += " at most (some may be deleted)"
 			}
-			fmt.Fprintf(stderr, "mink scan: %s of %s rows printed; %s %s left out: use --limit 0 for all, or --limit N\n",
-				thousands(n), thousands(total), thousands(left), more)
+			fmt.Fprintf(stderr, "mink scan: %s of %s %s printed; %s %s left out: use --limit 0 for all, or --limit N\n",
+				thousands(n), thousands(total), plural(total, "row", "rows"), thousands(left), more)
 		}
 	}
 	return nil
@@ -561,10 +561,19 @@ func leafCells(out []string, col arrow.Array, r int, parentNull bool) []string {
 // through time.UnixMicro, not nanoseconds).
 func timestampString(v arrow.Timestamp, typ *arrow.TimestampType) string {
 	t := v.ToTime(typ.Unit)
+	var s string
 	if typ.TimeZone == "" {
-		return t.Format("2006-01-02 15:04:05.999999999")
+		s = t.Format("2006-01-02 15:04:05.999999999")
+	} else {
+		t = t.UTC()
+		s = t.Format(time.RFC3339Nano)
 	}
-	return t.UTC().Format(time.RFC3339Nano)
+	if t.Year() > 9999 {
+		// ISO 8601's expanded years carry a sign (Java's Instant prints
+		// "+294247-01-10T…" too); Go's layout writes the digits alone.
+		s = "+" + s
+	}
+	return s
 }
 
 // row prints row r: a JSON object of the columns in schema order (see
@@ -600,6 +609,14 @@ func (p *printer) row(rec arrow.RecordBatch, r int) error {
 	return err
 }
 
+// plural is one when n is 1, else many.
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 func (p *printer) close(n int64) error {
 	switch p.format {
 	case "csv":
@@ -609,7 +626,7 @@ func (p *printer) close(n int64) error {
 		if err := p.tw.Flush(); err != nil {
 			return err
 		}
-		fmt.Fprintf(p.out, "(%d rows)\n", n)
+		fmt.Fprintf(p.out, "(%d %s)\n", n, plural(n, "row", "rows"))
 	}
 	return nil
 }

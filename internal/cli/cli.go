@@ -108,10 +108,14 @@ type helpRequest struct{ fs *flag.FlagSet }
 func (h helpRequest) Error() string     { return flag.ErrHelp.Error() }
 func (h helpRequest) Is(err error) bool { return err == flag.ErrHelp }
 
-func logger(w io.Writer, level string) *slog.Logger {
+// logger returns a text logger at level (debug, info, warn or error, as
+// slog.Level reads them), or a flag error for another level.
+func logger(w io.Writer, level string) (*slog.Logger, error) {
 	var l slog.Level
-	_ = l.UnmarshalText([]byte(level))
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, usagef("--log-level must be debug, info, warn or error, not %q", level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
 }
 
 func serve(ctx context.Context, args []string, stderr io.Writer) error {
@@ -174,7 +178,11 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set && memoryLimit > 0 {
 		debug.SetMemoryLimit(int64(memoryLimit))
 	}
-	cfg.Logger = logger(stderr, *logLevel)
+	log, err := logger(stderr, *logLevel)
+	if err != nil {
+		return err
+	}
+	cfg.Logger = log
 	n, err := node.Start(ctx, cfg)
 	if err != nil {
 		return err
@@ -206,7 +214,11 @@ func dev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usagef("--port must leave a port in 1–65535 for each of the %d nodes, not %d", cfg.Nodes, cfg.BasePort)
 	}
 	cfg.Kafka = kafkaBrokers
-	cfg.Logger = logger(stderr, *logLevel)
+	log, err := logger(stderr, *logLevel)
+	if err != nil {
+		return err
+	}
+	cfg.Logger = log
 	cfg.Out = stdout
 	cfg.Command = os.Args[0]
 	return devenv.Dev(ctx, cfg)
