@@ -10,10 +10,12 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -423,7 +425,7 @@ func scan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("scan %s: %w", name, err)
 	}
-	p, err := newPrinter(*format, stdout, schema)
+	p, err := newPrinter(*format, stdout, schema, columns...)
 	if err != nil {
 		return err
 	}
@@ -502,14 +504,27 @@ type printer struct {
 	out    io.Writer
 	tw     *tabwriter.Writer
 	csv    *csv.Writer
+	// leafOrder orders the flattened columns of table and CSV output,
+	// topOrder the top-level columns of JSON output.
+	leafOrder, topOrder []int
 }
 
-func newPrinter(format string, out io.Writer, sc *arrow.Schema) (*printer, error) {
+// newPrinter returns a printer of rows of sc. Columns come in the order of
+// columns (the names --columns gave, a struct's name standing for its
+// fields), the others after them in schema order.
+func newPrinter(format string, out io.Writer, sc *arrow.Schema, columns ...string) (*printer, error) {
 	p := &printer{format: format, out: out}
 	var names []string
 	for _, f := range sc.Fields() {
 		names = append(names, leafNames(f.Name, f.Type)...)
 	}
+	p.leafOrder = order(names, columns, func(name, c string) bool { return name == c || strings.HasPrefix(name, c+".") })
+	top := make([]string, sc.NumFields())
+	for i, f := range sc.Fields() {
+		top[i] = f.Name
+	}
+	p.topOrder = order(top, columns, func(name, c string) bool { return name == c || strings.HasPrefix(c, name+".") })
+	names = permute(names, p.leafOrder)
 	switch format {
 	case "table":
 		p.tw = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
@@ -522,6 +537,34 @@ func newPrinter(format string, out io.Writer, sc *arrow.Schema) (*printer, error
 		return nil, usagef("unknown --format %q (table, json or csv)", format)
 	}
 	return p, nil
+}
+
+// order returns the indices of names sorted by the first of columns that
+// matches each (stable; names no column matches come last).
+func order(names, columns []string, match func(name, column string) bool) []int {
+	rank := func(name string) int {
+		for i, c := range columns {
+			if match(name, c) {
+				return i
+			}
+		}
+		return len(columns)
+	}
+	idx := make([]int, len(names))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return rank(names[a]) - rank(names[b]) })
+	return idx
+}
+
+// permute returns xs in the order of idx.
+func permute[T any](xs []T, idx []int) []T {
+	out := make([]T, len(idx))
+	for i, j := range idx {
+		out[i] = xs[j]
+	}
+	return out
 }
 
 // leafNames flattens struct columns into dotted names (properties.mag), so
@@ -581,11 +624,12 @@ func timestampString(v arrow.Timestamp, typ *arrow.TimestampType) string {
 func (p *printer) row(rec arrow.RecordBatch, r int) error {
 	if p.format == "json" {
 		b := []byte{'{'}
-		for i, f := range rec.Schema().Fields() {
-			if i > 0 {
+		fields := rec.Schema().Fields()
+		for k, i := range p.topOrder {
+			if k > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, f.Name)
+			b = appendString(b, fields[i].Name)
 			b = append(b, ':')
 			b = appendJSON(b, rec.Column(i), r)
 		}
@@ -597,12 +641,13 @@ func (p *printer) row(rec arrow.RecordBatch, r int) error {
 	for i := 0; i < int(rec.NumCols()); i++ {
 		vals = leafCells(vals, rec.Column(i), r, false)
 	}
+	vals = permute(vals, p.leafOrder)
 	if p.format == "csv" {
 		return p.csv.Write(vals)
 	}
 	for i, s := range vals {
-		if len(s) > 40 {
-			vals[i] = s[:37] + "..."
+		if utf8.RuneCountInString(s) > 40 {
+			vals[i] = string([]rune(s)[:37]) + "..."
 		}
 	}
 	_, err := fmt.Fprintln(p.tw, strings.Join(vals, "\t"))

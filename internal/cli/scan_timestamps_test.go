@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -58,4 +59,49 @@ func TestScanTimestamps(t *testing.T) {
 	out.Reset()
 	require.NoError(t, p.row(rec, 2))
 	require.Equal(t, `{"_kafka":{"timestamp":"+294247-01-10T04:00:54.775807Z"},"local":"+294247-01-10 04:00:54.775807","list":["+294247-01-10T04:00:54.775807Z"]}`+"\n", out.String())
+}
+
+// --columns gives the order of the columns printed (a struct's name stands
+// for its fields); the others follow in schema order. Long cells are cut
+// at a character, not inside one.
+func TestScanColumnsOrder(t *testing.T) {
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "_kafka", Type: arrow.StructOf(arrow.Field{Name: "offset", Type: arrow.PrimitiveTypes.Int64},
+			arrow.Field{Name: "partition", Type: arrow.PrimitiveTypes.Int32})},
+		{Name: "a", Type: arrow.BinaryTypes.String},
+		{Name: "b", Type: arrow.BinaryTypes.String},
+	}, nil)
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer rb.Release()
+	kb := rb.Field(0).(*array.StructBuilder)
+	kb.Append(true)
+	kb.FieldBuilder(0).(*array.Int64Builder).Append(7)
+	kb.FieldBuilder(1).(*array.Int32Builder).Append(2)
+	rb.Field(1).(*array.StringBuilder).Append("x")
+	rb.Field(2).(*array.StringBuilder).Append(strings.Repeat("é", 45))
+	rec := rb.NewRecordBatch()
+	defer rec.Release()
+
+	var out bytes.Buffer
+	p, err := newPrinter("csv", &out, sc, "b", "_kafka.partition")
+	require.NoError(t, err)
+	require.NoError(t, p.row(rec, 0))
+	require.NoError(t, p.close(1))
+	require.Equal(t, "b,_kafka.partition,_kafka.offset,a\n"+strings.Repeat("é", 45)+",2,7,x\n", out.String())
+
+	out.Reset()
+	p, err = newPrinter("json", &out, sc, "b", "_kafka.partition")
+	require.NoError(t, err)
+	require.NoError(t, p.row(rec, 0))
+	require.Equal(t, `{"b":"`+strings.Repeat("é", 45)+`","_kafka":{"offset":7,"partition":2},"a":"x"}`+"\n", out.String())
+
+	out.Reset()
+	p, err = newPrinter("table", &out, sc, "b")
+	require.NoError(t, err)
+	require.NoError(t, p.row(rec, 0))
+	require.NoError(t, p.close(1))
+	lines := strings.Split(out.String(), "\n")
+	require.Equal(t, []string{"b", "_kafka.offset", "_kafka.partition", "a"}, strings.Fields(lines[0]))
+	require.Equal(t, []string{strings.Repeat("é", 37) + "...", "7", "2", "x"}, strings.Fields(lines[1]))
+	require.Equal(t, "(1 row)", lines[2])
 }

@@ -1,6 +1,7 @@
 package clustertest
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"os/exec"
@@ -47,10 +48,12 @@ func buildMink() (string, error) {
 	if gomod == "" || gomod == os.DevNull {
 		return "", fmt.Errorf("not inside a Go module")
 	}
-	// One directory per test binary: the process cleans nothing up at its
-	// end (TestMain belongs to the package), so keep it to one stable
-	// place per user that each run overwrites.
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("mink-clustertest-%d", os.Getuid()))
+	// One directory per user and module checkout: the process cleans
+	// nothing up at its end (TestMain belongs to the package), so keep it
+	// to one stable place that each run overwrites, and that the tests of
+	// another clone on the machine do not share.
+	sum := sha256.Sum256([]byte(gomod))
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("mink-clustertest-%d-%x", os.Getuid(), sum[:4]))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}

@@ -118,6 +118,7 @@ func (e *Env) StartNode(opts NodeOptions) *Node {
 	n.cmd = exec.Command(e.bin, args...)
 	n.cmd.Stdout, n.cmd.Stderr = n.log, n.log
 	n.cmd.Env = append(os.Environ(), "GOTRACEBACK=all")
+	dieWithParent(n.cmd) // a test binary that crashes leaves no node running
 	if err := n.cmd.Start(); err != nil {
 		n.log.Close()
 		e.t.Fatalf("clustertest: start %s: %v", opts.ID, err)

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package clustertest
+
+import "os/exec"
+
+// dieWithParent does nothing where the kernel offers no parent-death
+// signal: nodes of a crashed test process must be killed by hand.
+func dieWithParent(*exec.Cmd) {}
