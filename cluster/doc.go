@@ -46,16 +46,17 @@
 // once (after the current one, if any) when:
 //
 //   - the database announces a change on the cluster's LISTEN/NOTIFY
-//     channel (notify.go; sent at commit by the triggers of migrations
-//     007 and 008): lease rows inserted or deleted (a table created,
-//     dropped, or given new partitions), a lease released (rules 3 and
-//     4), a node row inserted or taken over (a node joins) or deleted (a
-//     clean stop, whose leases are free). So every node takes a new
-//     table's leases, drops a dropped table's, hands back to a joining
-//     node, takes what another released, and takes over a stopped node's,
-//     within a round trip of the commit rather than up to lease_ttl/3
-//     later. The channel is mink_cluster_<oid of the schema>, one per
-//     cluster;
+//     channel (notify.go; sent at commit by the triggers of migration
+//     007): lease rows inserted or deleted (a table created, dropped, or
+//     given new partitions) or a node row deleted (a clean stop, whose
+//     leases are free). So every node takes a new table's leases, drops a
+//     dropped table's, and takes over a stopped node's, within a round
+//     trip of the commit rather than up to lease_ttl/3 later. A lease
+//     released by rule 3 or 4 and a node that joins send no notice on
+//     purpose: a release that woke every node would let an over-share
+//     node release again at once, and the hand-back would no longer be
+//     gradual (one per table per round of that node). The channel is
+//     mink_cluster_<oid of the schema>, one per cluster;
 //   - a take in this round found the lease no longer free: another node
 //     took it since the read (both were told of the same new table), so
 //     this node plans again with what is left rather than stay below its

@@ -16,9 +16,8 @@ const listenRetry = 2 * time.Second
 // listen keeps a connection of its own (outside the pool) LISTENing on
 // the cluster's channel and pokes Run on every notification, until ctx
 // is done. The database notifies when lease rows are inserted or deleted
-// (a table created, dropped or grown), when a lease is released, and when
-// a node row is inserted or taken over (a join) or deleted (a clean stop):
-// see migrations 007 and 008. Each time LISTEN starts it pokes Run
+// (a table created, dropped or grown) and when a node row is deleted (a
+// clean stop): see migration 007. Each time LISTEN starts it pokes Run
 // too, since what was notified before was not heard.
 func (c *Cluster) listen(ctx context.Context) {
 	failing := false
