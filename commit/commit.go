@@ -296,18 +296,29 @@ func LiveTailFiles(ctx context.Context, q tables.Querier, t *tables.Table) ([]*T
 // RemoveTailFiles marks the tail files keys of t removed by snapshotID in
 // tx. It fails when one of them is not live (another commit removed it).
 func RemoveTailFiles(ctx context.Context, tx pgx.Tx, t *tables.Table, snapshotID int64, keys []string) error {
-	rows, err := tx.Query(ctx, tailFilesRemoveSQL, t.ID, snapshotID, keys)
+	missed, err := Mark(ctx, tx, tailFilesRemoveSQL, keys, t.ID, snapshotID, keys)
 	if err != nil {
 		return err
+	}
+	if missed > 0 {
+		return fmt.Errorf("%w: %d of %d tail files of %s were no longer live", ErrConcurrentCommit, missed, len(keys), t.FullName())
+	}
+	return nil
+}
+
+// Mark runs in tx a statement that changes the rows of files and returns
+// the keys it changed (… RETURNING path), and returns how many of keys it
+// did not change.
+func Mark(ctx context.Context, tx pgx.Tx, query string, keys []string, args ...any) (missed int, err error) {
+	rows, err := tx.Query(ctx, query, args...)
+	if err != nil {
+		return 0, err
 	}
 	done, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if len(done) != len(keys) {
-		return fmt.Errorf("%w: %d of %d tail files of %s were no longer live", ErrConcurrentCommit, len(keys)-len(done), len(keys), t.FullName())
-	}
-	return nil
+	return len(keys) - len(done), nil
 }
 
 // Build returns the data file of table t for [start, end) of partition p,

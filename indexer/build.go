@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/minkhq/mink/commit"
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/objects"
@@ -66,34 +67,20 @@ func (b *Builder) Build(ctx context.Context, key string) ([]byte, error) {
 	if err != nil {
 		return nil, unavailable(err)
 	}
-	isDLQ := t.DLQOf != nil
-	src := t
-	if isDLQ {
-		if src, err = tables.Get(ctx, b.pool, *t.DLQOf); err != nil {
-			return nil, unavailable(err)
-		}
-	}
-	recs, err := b.kafka.ReadRange(ctx, src.Topic, ref.Partition, ref.Start, ref.End)
+	src, err := tables.Source(ctx, b.pool, t)
 	if err != nil {
 		return nil, unavailable(err)
 	}
-	spec, err := src.Spec()
+	built, err := commit.Build(ctx, b.kafka, t, src, ref.Partition, ref.Start, ref.End)
 	if err != nil {
-		return nil, err
+		return nil, unavailable(err)
 	}
-	res, err := datafile.Build(spec, recs)
-	if err != nil {
-		return nil, err
-	}
-	f := res.Data
-	if isDLQ {
-		f = res.DLQ
-	}
-	if f == nil {
+	if built == nil {
 		b.markForRebuild(ctx, key)
 		return nil, fmt.Errorf("%w: %s: the rebuild holds no rows (records below Kafka's log start or compacted away); the file is marked for re-indexing",
 			objects.ErrChecksumMismatch, key)
 	}
+	f := built.File
 	got := sha256.Sum256(f.Bytes)
 	if int64(len(f.Bytes)) != size || !bytes.Equal(got[:], sum) {
 		b.markForRebuild(ctx, key)

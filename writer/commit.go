@@ -461,16 +461,12 @@ func markCommitted(ctx context.Context, tx pgx.Tx, t *tables.Table, snapshotID i
 	for i, f := range files {
 		keys[i] = f.key
 	}
-	rows, err := tx.Query(ctx, dataFilesCommitSQL, t.ID, snapshotID, keys)
+	missed, err := commit.Mark(ctx, tx, dataFilesCommitSQL, keys, t.ID, snapshotID, keys)
 	if err != nil {
 		return err
 	}
-	done, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return err
-	}
-	if len(done) != len(keys) {
-		return fmt.Errorf("writer: %d of %d data files of %s were committed by another snapshot", len(keys)-len(done), len(keys), t.FullName())
+	if missed > 0 {
+		return fmt.Errorf("writer: %d of %d data files of %s were committed by another snapshot", missed, len(keys), t.FullName())
 	}
 	return nil
 }

@@ -117,11 +117,7 @@ func (w *Writer) rewriteFiles(ctx context.Context, l cluster.Lease, t, src *tabl
 		return err
 	}
 
-	warehouse := t.Location[:len(t.Location)-len(tables.Key(t.Location))]
-	spec, err := src.Spec()
-	if err != nil {
-		return err
-	}
+	warehouse := commit.Warehouse(t)
 	var removed, removedKeys, unchanged []string
 	var added []newFile
 	var removedRecords, addedRecords int64
@@ -132,17 +128,13 @@ func (w *Writer) rewriteFiles(ctx context.Context, l cluster.Lease, t, src *tabl
 			continue
 		}
 		start := max(f.start, f.logStart)
-		recs, err := w.kafka.ReadRange(ctx, src.Topic, f.partition, start, f.end)
-		if err != nil {
-			return err
-		}
-		res, err := datafile.Build(spec, recs)
+		built, err := commit.Build(ctx, w.kafka, t, src, f.partition, start, f.end)
 		if err != nil {
 			return fmt.Errorf("writer: rebuild %s: %w", f.path, err)
 		}
-		df := res.Data
-		if t.DLQOf != nil {
-			df = res.DLQ
+		var df *datafile.File
+		if built != nil {
+			df = built.File
 		}
 		if start == f.start && f.version == datafile.EncoderVersion && df != nil && int64(len(df.Bytes)) == f.size {
 			if sum := sha256.Sum256(df.Bytes); bytes.Equal(sum[:], f.sum) {
