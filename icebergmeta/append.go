@@ -230,6 +230,18 @@ func appendSummary(files int, records, size int64, changedPartitions int, previo
 	return table.Summary{Operation: table.OpAppend, Properties: props}
 }
 
+// marshalMetadata is json.Marshal(md) without its last pass: the metadata
+// types' MarshalJSON already writes compact, HTML-escaped JSON (with
+// encoding/json), which json.Marshal would copy and validate once more —
+// a pass over the whole file on every commit, a sizeable part of a
+// commit's CPU with a long history.
+func marshalMetadata(md table.Metadata) ([]byte, error) {
+	if m, ok := md.(json.Marshaler); ok {
+		return m.MarshalJSON()
+	}
+	return json.Marshal(md)
+}
+
 // metadataVersion is NNNNN of ".../metadata/<NNNNN>-<…>.metadata.json".
 func metadataVersion(location string) (int, error) {
 	name := path.Base(location)
@@ -324,7 +336,7 @@ func (c *commit) finish(snap table.Snapshot, manifests []iceberg.ManifestFile, f
 	if err != nil {
 		return nil, fmt.Errorf("build metadata: %w", err)
 	}
-	metadataJSON, err := json.Marshal(md)
+	metadataJSON, err := marshalMetadata(md)
 	if err != nil {
 		return nil, fmt.Errorf("encode metadata: %w", err)
 	}

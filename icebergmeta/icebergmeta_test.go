@@ -588,3 +588,24 @@ func TestCommitOnParsedMetadata(t *testing.T) {
 	}
 	require.Equal(t, run(false), run(true))
 }
+
+// A commit's metadata JSON is exactly what json.Marshal writes for its
+// metadata (the commit skips json.Marshal's last copy-and-validate pass).
+func TestCommitMetadataIsJSONMarshal(t *testing.T) {
+	s := newStore()
+	loc, meta, err := icebergmeta.NewTable(earthquakesSchema(), location, tableUUID,
+		map[string]string{"note": "<&> escaped as json.Marshal does"})
+	require.NoError(t, err)
+	s.put(loc, meta)
+	t0 := time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC)
+	now := time.Now().Add(time.Hour).Truncate(time.Millisecond)
+	res := &icebergmeta.CommitResult{MetadataLocation: loc, Metadata: meta}
+	for id := int64(1); id <= 5; id++ {
+		res = s.commit(t, res.MetadataLocation, res.Metadata, id, now.Add(time.Duration(id)*time.Millisecond),
+			rangeFile(int32(id%2), id*10, id*10+10, t0, 0.1, 5))
+	}
+	want, err := json.Marshal(res.Parsed)
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(res.Metadata))
+	require.Contains(t, string(res.Metadata), `\u003c\u0026\u003e`)
+}
