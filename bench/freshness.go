@@ -40,9 +40,9 @@ const (
 	frFlush  = 2 * time.Second
 	frCommit = 2 * time.Second
 	// frRate is the background produce rate in bytes (of values) per
-	// second. The committed snapshot trails Kafka by about frFlush/2 +
-	// frCommit/2 + build time (≈ 2 s), so the tail a load builds averages
-	// about 1 MiB.
+	// second. The indexed data trails Kafka by about frFlush/2 +
+	// frCommit/2 (≈ 2 s, about 1 MiB); a load commits only what arrived
+	// since the table's last commit (often the previous sample's load).
 	frRate = 360 << 10
 	// frSamples is how many produce-then-load samples one run takes
 	// (frQuickSamples with -quick).
@@ -66,9 +66,10 @@ func init() {
 		About: fmt.Sprintf(`A json table of flight records on a %d-partition topic, %d nodes in
 process (real PostgreSQL, kfake over the wire), indexer flush and writer
 commit every %v and %v (the node defaults). A background producer writes
-%d KiB/s of flight records (JSON values, ~90 B each), so each load finds about 1 MiB of records past
-the committed snapshot (the tail it builds from Kafka; its measured size is
-a figure). Each sample produces one record synchronously, takes the time of
+%d KiB/s of flight records (JSON values, ~90 B each); the indexed data
+trails Kafka by about 1 MiB, and each load builds from Kafka and commits
+the records that arrived since the table's last commit (its tail, often
+since the previous sample's load; the measured size is a figure). Each sample produces one record synchronously, takes the time of
 its acknowledgement, then loads the table through iceberg-go's REST catalog
 (round-robin over the nodes) and plans the scan; the record counts as
 present when a planned data file's offset range covers its offset.
@@ -158,7 +159,7 @@ func runFreshness(ctx context.Context, h *H) error {
 	h.Figure(Figure{Name: "freshness p50", Unit: "ms", Ref: "copying pipeline p50",
 		Note: "ack → iceberg-go LoadTable answered, with the record in it"})
 	h.Figure(Figure{Name: "freshness p99", Unit: "ms", Ref: "copying pipeline p99", Max: frTargetP99,
-		Note: "target with a ~1 MiB tail"})
+		Note: "target"})
 	h.Figure(Figure{Name: "records missing", Unit: "records",
 		Note: "target 0: acknowledged records absent from the first load after the ack"})
 	h.Figure(Figure{Name: "acknowledged records in the next load", Unit: "%", Min: 100})
