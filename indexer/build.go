@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	_ "embed"
 	"errors"
 	"fmt"
 
@@ -16,6 +17,13 @@ import (
 	"github.com/minkhq/mink/objects"
 	"github.com/minkhq/mink/pgstore"
 	"github.com/minkhq/mink/tables"
+)
+
+var (
+	//go:embed sql/file_checksum.sql
+	fileChecksumSQL string
+	//go:embed sql/data_file_mark_rebuild.sql
+	dataFileMarkRebuildSQL string
 )
 
 // Builder rebuilds data files from Kafka on a cache miss (docs/design.md §4.5): it
@@ -52,11 +60,7 @@ func (b *Builder) Build(ctx context.Context, key string) ([]byte, error) {
 	var sum []byte
 	// A data file of an indexed range, or a tail file of a zero-lag load
 	// (the same key holds the same bytes in both).
-	err := b.pool.QueryRow(ctx, `
-		SELECT table_id, file_size, sha256 FROM data_files WHERE path = $1
-		UNION ALL
-		SELECT table_id, file_size, sha256 FROM tail_files WHERE path = $1
-		LIMIT 1`, key).Scan(&tableID, &size, &sum)
+	err := b.pool.QueryRow(ctx, fileChecksumSQL, key).Scan(&tableID, &size, &sum)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("%w: %s", objects.ErrNotFound, key)
 	}
@@ -95,9 +99,7 @@ func (b *Builder) Build(ctx context.Context, key string) ([]byte, error) {
 // Files no longer live (removed by a later snapshot, read by time travel)
 // and tail files are left alone. Best effort: the read fails either way.
 func (b *Builder) markForRebuild(ctx context.Context, key string) {
-	_, _ = b.pool.Exec(context.WithoutCancel(ctx), `
-		UPDATE data_files SET needs_rebuild = true
-		WHERE path = $1 AND removed_snapshot_id IS NULL AND committed_snapshot_id IS NOT NULL AND NOT needs_rebuild`, key)
+	_, _ = b.pool.Exec(context.WithoutCancel(ctx), dataFileMarkRebuildSQL, key)
 }
 
 func unavailable(err error) error {

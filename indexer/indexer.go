@@ -9,6 +9,7 @@ package indexer
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,12 +17,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minkhq/mink/cluster"
+	"github.com/minkhq/mink/commit"
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/pgstore"
@@ -61,10 +62,6 @@ type Indexer struct {
 	buffered atomic.Int64
 	builds   chan struct{}
 }
-
-// recordOverhead approximates the memory of one buffered record beyond its
-// key and value (franz-go's Record, its headers slice, batch bookkeeping).
-const recordOverhead = 200
 
 type metrics struct {
 	records, bytes, ranges, deadLetters *prometheus.CounterVec
@@ -120,17 +117,71 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Indexer {
 	return ix
 }
 
+var (
+	//go:embed sql/next_offset.sql
+	nextOffsetSQL string
+	//go:embed sql/range_insert.sql
+	rangeInsertSQL string
+	//go:embed sql/unknown_fields_add.sql
+	unknownFieldsAddSQL string
+)
+
 // Run indexes the lease's partition until ctx is done. It returns
 // pgstore.ErrFenced (wrapped) when Postgres rejects a write for a stale
 // epoch; other errors are retried with backoff.
+//
+// The records read since the last range wait in a rangeBuffer, which says
+// when to cut (range size, flush interval, memory budget); flush builds and
+// records the range.
 func (ix *Indexer) Run(ctx context.Context, l cluster.Lease) error {
-	log := ix.cfg.Logger.With("scope", l.Scope, "epoch", l.Epoch, "partition", l.Partition)
-	var p *partition
+	p := ix.start(ctx, l)
+	if p == nil {
+		return nil
+	}
+	defer p.reader.Close()
+	var buf rangeBuffer
+	defer func() { ix.buffered.Add(-buf.cost) }()
 	for {
-		var err error
-		p, err = ix.open(ctx, l)
+		if wait := buf.wait(time.Now(), ix.cfg.FlushInterval); wait > 0 {
+			recs, ok := ix.poll(ctx, p, wait)
+			if !ok {
+				return nil
+			}
+			for _, r := range recs {
+				if r.Offset < p.next {
+					continue
+				}
+				if buf.overBudget(recordCost(r), ix.buffered.Load(), ix.cfg.MemoryBudget) {
+					if done, err := ix.flush(ctx, p, &buf); done {
+						return err
+					}
+				}
+				ix.buffered.Add(buf.add(r, time.Now()))
+				if buf.full(ix.cfg.RangeSize) {
+					if done, err := ix.flush(ctx, p, &buf); done {
+						return err
+					}
+				}
+			}
+		}
+		if buf.due(time.Now(), ix.cfg.FlushInterval) {
+			if done, err := ix.flush(ctx, p, &buf); done {
+				return err
+			}
+		}
+	}
+}
+
+// start opens the lease's partition, retrying every second until it can.
+// It returns nil when Run must end: ctx is done, or the table was deleted.
+func (ix *Indexer) start(ctx context.Context, l cluster.Lease) *partition {
+	log := ix.cfg.Logger.With("scope", l.Scope, "epoch", l.Epoch, "partition", l.Partition)
+	for {
+		p, err := ix.open(ctx, l)
 		if err == nil {
-			break
+			p.log = log.With("table", p.table.FullName())
+			p.log.Info("indexer: started", "offset", p.next)
+			return p
 		}
 		if errors.Is(err, tables.ErrNotFound) {
 			log.Info("indexer: table deleted; stopping")
@@ -141,154 +192,140 @@ func (ix *Indexer) Run(ctx context.Context, l cluster.Lease) error {
 			return nil
 		}
 	}
-	defer p.reader.Close()
-	log = log.With("table", p.table.FullName())
-	log.Info("indexer: started", "offset", p.next)
-	labels := prometheus.Labels{"table": p.table.FullName(), "partition": fmt.Sprint(l.Partition)}
+}
 
-	var buf []*kgo.Record
-	var bufBytes, bufCost int64
-	var firstAt time.Time
-	defer func() { ix.buffered.Add(-bufCost) }()
-	// flush cuts the buffered records into a range and records it. It
-	// returns done when Run must end (ctx done, or fenced with err).
-	flush := func() (done bool, err error) {
-		select {
-		case ix.builds <- struct{}{}:
-		case <-ctx.Done():
-			return true, nil
+// poll waits up to wait for p's next records and sets the partition's lag.
+// A failed fetch is logged and followed by a pause. It returns false when
+// ctx is done.
+func (ix *Indexer) poll(ctx context.Context, p *partition, wait time.Duration) ([]*kgo.Record, bool) {
+	pctx, cancel := context.WithTimeout(ctx, wait)
+	recs, err := p.reader.Poll(pctx)
+	cancel()
+	if ctx.Err() != nil {
+		return nil, false
+	}
+	if o := p.reader.Offsets(); o.HighWatermark > 0 {
+		ix.m.lag.With(p.labels).Set(float64(max(0, o.LastStable-p.next)))
+	}
+	if err != nil {
+		p.log.Warn("indexer: fetch failed", "err", err)
+		if !sleep(ctx, 500*time.Millisecond) {
+			return nil, false
 		}
-		rg, err := p.cut(buf)
-		<-ix.builds
-		if err != nil {
-			return true, fmt.Errorf("indexer: build range: %w", err)
-		}
-		for {
-			err = ix.insert(ctx, l, p, rg)
-			if err == nil || ctx.Err() != nil {
-				break
-			}
-			if errors.Is(err, pgstore.ErrFenced) {
-				ix.m.fenced.Inc()
-				log.Warn("indexer: fenced, stopping", "err", err)
-				return true, err
-			}
-			log.Warn("indexer: cannot record range, retrying", "start", rg.start, "end", rg.end, "err", err)
-			if !sleep(ctx, time.Second) {
-				return true, nil
-			}
-		}
-		if ctx.Err() != nil {
-			return true, nil
-		}
-		p.next = rg.end
-		ix.recorded(labels, l, p, rg, bufBytes)
-		ix.buffered.Add(-bufCost)
-		buf, bufBytes, bufCost = nil, 0, 0
-		return false, nil
+	}
+	return recs, true
+}
+
+// flush cuts buf into a range of p, records it, and empties buf. It
+// returns done when Run must end: ctx is done (err nil), the range cannot
+// be built, or the lease is fenced (err wraps pgstore.ErrFenced). Other
+// errors of the insert are retried every second.
+func (ix *Indexer) flush(ctx context.Context, p *partition, buf *rangeBuffer) (done bool, err error) {
+	select {
+	case ix.builds <- struct{}{}:
+	case <-ctx.Done():
+		return true, nil
+	}
+	rg, err := p.cut(buf.records)
+	<-ix.builds
+	if err != nil {
+		return true, fmt.Errorf("indexer: build range: %w", err)
 	}
 	for {
-		wait := time.Second
-		if len(buf) > 0 {
-			wait = time.Until(firstAt.Add(ix.cfg.FlushInterval))
+		err = ix.insert(ctx, p, rg)
+		if err == nil || ctx.Err() != nil {
+			break
 		}
-		if wait > 0 {
-			pctx, cancel := context.WithTimeout(ctx, wait)
-			recs, err := p.reader.Poll(pctx)
-			cancel()
-			if ctx.Err() != nil {
-				return nil
-			}
-			if o := p.reader.Offsets(); o.HighWatermark > 0 {
-				ix.m.lag.With(labels).Set(float64(max(0, o.LastStable-p.next)))
-			}
-			if err != nil {
-				log.Warn("indexer: fetch failed", "err", err)
-				if !sleep(ctx, 500*time.Millisecond) {
-					return nil
-				}
-			}
-			for _, r := range recs {
-				if r.Offset < p.next {
-					continue
-				}
-				// Over the node's budget: cut what this partition holds
-				// now, a smaller range, rather than hold more.
-				cost := int64(len(r.Key)+len(r.Value)) + recordOverhead
-				if len(buf) > 0 && ix.buffered.Load()+cost > ix.cfg.MemoryBudget {
-					if done, err := flush(); done {
-						return err
-					}
-				}
-				if len(buf) == 0 {
-					firstAt = time.Now()
-				}
-				buf = append(buf, r)
-				bufBytes += int64(len(r.Key) + len(r.Value))
-				bufCost += cost
-				ix.buffered.Add(cost)
-				// Cut at the target size even in the middle of a fetch, so
-				// ranges (and the memory a build needs) stay near it.
-				if bufBytes >= ix.cfg.RangeSize {
-					if done, err := flush(); done {
-						return err
-					}
-				}
-			}
+		if errors.Is(err, pgstore.ErrFenced) {
+			ix.m.fenced.Inc()
+			p.log.Warn("indexer: fenced, stopping", "err", err)
+			return true, err
 		}
-		if len(buf) > 0 && time.Since(firstAt) >= ix.cfg.FlushInterval {
-			if done, err := flush(); done {
-				return err
-			}
+		p.log.Warn("indexer: cannot record range, retrying", "start", rg.start, "end", rg.end, "err", err)
+		if !sleep(ctx, time.Second) {
+			return true, nil
 		}
 	}
+	if ctx.Err() != nil {
+		return true, nil
+	}
+	p.next = rg.end
+	ix.recorded(p, rg, buf.bytes)
+	ix.buffered.Add(-buf.cost)
+	buf.reset()
+	return false, nil
 }
 
 // recorded updates metrics and hands the built files to OnBuilt once a
 // range is in Postgres.
-func (ix *Indexer) recorded(labels prometheus.Labels, l cluster.Lease, p *partition, rg *indexedRange, bytes int64) {
-	ix.m.records.With(labels).Add(float64(rg.records))
-	ix.m.bytes.With(labels).Add(float64(bytes))
-	ix.m.ranges.With(labels).Inc()
-	ix.m.indexedOffset.With(labels).Set(float64(rg.end))
+func (ix *Indexer) recorded(p *partition, rg *indexedRange, bytes int64) {
+	ix.m.records.With(p.labels).Add(float64(rg.records))
+	ix.m.bytes.With(p.labels).Add(float64(bytes))
+	ix.m.ranges.With(p.labels).Inc()
+	ix.m.indexedOffset.With(p.labels).Set(float64(rg.end))
 	if o := p.reader.Offsets(); o.HighWatermark > 0 {
-		ix.m.lag.With(labels).Set(float64(max(0, o.LastStable-rg.end)))
+		ix.m.lag.With(p.labels).Set(float64(max(0, o.LastStable-rg.end)))
 	}
 	if rg.res.DLQ != nil {
-		ix.m.deadLetters.With(labels).Add(float64(rg.res.DLQ.Stats.RecordCount))
+		ix.m.deadLetters.With(p.labels).Add(float64(rg.res.DLQ.Stats.RecordCount))
 	}
 	if rg.res.Unknown > 0 {
-		ix.m.unknownFields.With(labels).Add(float64(rg.res.Unknown))
+		ix.m.unknownFields.With(p.labels).Add(float64(rg.res.Unknown))
 		if !p.unknownLogged {
 			p.unknownLogged = true
 			ix.cfg.Logger.Info("indexer: JSON fields match no column (counted; mink table status shows them)",
-				"table", p.table.FullName(), "partition", l.Partition, "count", rg.res.Unknown, "examples", rg.res.UnknownExamples)
+				"table", p.table.FullName(), "partition", p.lease.Partition, "count", rg.res.Unknown, "examples", rg.res.UnknownExamples)
 		}
 	}
 	if ix.cfg.OnBuilt != nil {
-		if f := rg.res.Data; f != nil {
-			ix.cfg.OnBuilt(p.table.DataFileKey(l.Partition, rg.start, rg.end, datafile.EncoderVersion), f.Bytes)
-		}
-		if f := rg.res.DLQ; f != nil {
-			ix.cfg.OnBuilt(p.dlq.DataFileKey(l.Partition, rg.start, rg.end, datafile.EncoderVersion), f.Bytes)
+		for _, f := range rg.files(p) {
+			ix.cfg.OnBuilt(f.Key(f.table), f.File.Bytes)
 		}
 	}
 }
 
+// partition is the state of one held partition lease's indexer.
 type partition struct {
+	lease      cluster.Lease
 	table, dlq *tables.Table
 	spec       *datafile.Spec
-	next       int64
-	reader     *kafka.Reader
+	// next is the offset the next range starts at: the end of the last
+	// indexed range.
+	next   int64
+	reader *kafka.Reader
+	labels prometheus.Labels
+	log    *slog.Logger
 	// unknownLogged: the first range with unknown JSON fields is logged,
 	// the others only counted.
 	unknownLogged bool
 }
 
+// indexedRange is a cut range and its built data files.
 type indexedRange struct {
 	start, end int64
 	records    int64
 	res        *datafile.Result
+}
+
+// tableFile is a range's data file in one of the partition's tables.
+type tableFile struct {
+	table *tables.Table
+	commit.DataFile
+}
+
+// files returns rg's data files: the table's and the dead-letter table's,
+// each when it has rows.
+func (rg *indexedRange) files(p *partition) []tableFile {
+	var out []tableFile
+	for _, f := range []struct {
+		t *tables.Table
+		f *datafile.File
+	}{{p.table, rg.res.Data}, {p.dlq, rg.res.DLQ}} {
+		if f.f != nil {
+			out = append(out, tableFile{f.t, commit.DataFile{Partition: p.lease.Partition, Start: rg.start, End: rg.end, File: f.f}})
+		}
+	}
+	return out
 }
 
 func (ix *Indexer) open(ctx context.Context, l cluster.Lease) (*partition, error) {
@@ -301,11 +338,7 @@ func (ix *Indexer) open(ctx context.Context, l cluster.Lease) (*partition, error
 		return nil, err
 	}
 	var next int64
-	err = ix.pool.QueryRow(ctx, `
-		SELECT coalesce((SELECT max(end_offset) FROM ranges WHERE table_id = $1 AND partition = $2),
-		                (SELECT start_offset FROM partitions WHERE table_id = $1 AND partition = $2))`,
-		l.TableID, l.Partition).Scan(&next)
-	if err != nil {
+	if err := ix.pool.QueryRow(ctx, nextOffsetSQL, l.TableID, l.Partition).Scan(&next); err != nil {
 		return nil, fmt.Errorf("indexer: next offset: %w", err)
 	}
 	spec, err := t.Spec()
@@ -316,7 +349,8 @@ func (ix *Indexer) open(ctx context.Context, l cluster.Lease) (*partition, error
 	if err != nil {
 		return nil, err
 	}
-	return &partition{table: t, dlq: dlq, next: next, reader: r, spec: spec}, nil
+	return &partition{lease: l, table: t, dlq: dlq, next: next, reader: r, spec: spec,
+		labels: prometheus.Labels{"table": t.FullName(), "partition": fmt.Sprint(l.Partition)}}, nil
 }
 
 // cut turns the buffered records (data and control) into a range that
@@ -335,59 +369,30 @@ func (p *partition) cut(buf []*kgo.Record) (*indexedRange, error) {
 	return &indexedRange{start: p.next, end: buf[len(buf)-1].Offset + 1, records: int64(len(data)), res: res}, nil
 }
 
-func (ix *Indexer) insert(ctx context.Context, l cluster.Lease, p *partition, rg *indexedRange) error {
+// insert records rg, its data files and its unknown JSON fields in one
+// transaction fenced by p's lease epoch (the trigger on ranges).
+func (ix *Indexer) insert(ctx context.Context, p *partition, rg *indexedRange) error {
+	l := p.lease
 	tx, err := ix.pool.Begin(ctx)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback(ctx)
-	_, err = tx.Exec(ctx, `
-		INSERT INTO ranges (table_id, partition, start_offset, end_offset, record_count, lease_scope, lease_holder, lease_epoch)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		l.TableID, l.Partition, rg.start, rg.end, rg.records, l.Scope, l.Holder, l.Epoch)
-	if err != nil {
+	if _, err := tx.Exec(ctx, rangeInsertSQL, l.TableID, l.Partition, rg.start, rg.end, rg.records, l.Scope, l.Holder, l.Epoch); err != nil {
 		return pgstore.Fenced(err)
 	}
-	if err := insertFile(ctx, tx, p.table, l.Partition, rg, rg.res.Data); err != nil {
-		return err
-	}
-	if err := insertFile(ctx, tx, p.dlq, l.Partition, rg, rg.res.DLQ); err != nil {
-		return err
+	for _, f := range rg.files(p) {
+		if err := commit.InsertDataFile(ctx, tx, f.table, &f.DataFile); err != nil {
+			return err
+		}
 	}
 	if rg.res.Unknown > 0 {
-		if _, err := tx.Exec(ctx, addUnknownFields, l.TableID, l.Partition, rg.res.Unknown, rg.res.UnknownExamples,
+		if _, err := tx.Exec(ctx, unknownFieldsAddSQL, l.TableID, l.Partition, rg.res.Unknown, rg.res.UnknownExamples,
 			datafile.MaxUnknownExamples); err != nil {
 			return err
 		}
 	}
 	return pgstore.Fenced(tx.Commit(ctx))
-}
-
-// addUnknownFields adds a range's unknown JSON fields to its partition's
-// count, in the transaction that inserts the range (so they are counted
-// once), and keeps the first $5 distinct example paths, earliest first.
-const addUnknownFields = `
-	INSERT INTO unknown_fields AS u (table_id, partition, field_count, examples)
-	VALUES ($1, $2, $3, $4)
-	ON CONFLICT (table_id, partition) DO UPDATE SET
-	    field_count = u.field_count + excluded.field_count,
-	    examples = CASE WHEN cardinality(u.examples) >= $5::int THEN u.examples ELSE ARRAY(
-	        SELECT e FROM unnest(u.examples || excluded.examples) WITH ORDINALITY AS x(e, n)
-	        GROUP BY e ORDER BY min(n) LIMIT $5::int) END`
-
-func insertFile(ctx context.Context, tx pgx.Tx, t *tables.Table, partition int32, rg *indexedRange, f *datafile.File) error {
-	if f == nil {
-		return nil
-	}
-	_, err := tx.Exec(ctx, `
-		INSERT INTO data_files (table_id, partition, start_offset, end_offset, encoder_version, schema_id, path,
-		                        file_size, sha256, record_count, stats, min_timestamp, max_timestamp)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-		t.ID, partition, rg.start, rg.end, datafile.EncoderVersion, t.Schema.ID,
-		t.DataFileKey(partition, rg.start, rg.end, datafile.EncoderVersion),
-		len(f.Bytes), f.SHA256[:], f.Stats.RecordCount, f.Stats,
-		pgstore.Timestamptz(f.Stats.MinTimestamp), pgstore.Timestamptz(f.Stats.MaxTimestamp))
-	return err
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {
