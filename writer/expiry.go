@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	_ "embed"
 	"fmt"
 	"time"
 
@@ -14,7 +15,6 @@ import (
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/icebergmeta"
 	"github.com/minkhq/mink/kafka"
-	"github.com/minkhq/mink/pgstore"
 	"github.com/minkhq/mink/tables"
 )
 
@@ -71,8 +71,22 @@ func (w *Writer) expire(ctx context.Context, l cluster.Lease, t, dlq *tables.Tab
 	return nil
 }
 
-type liveFile struct {
-	path         string
+var (
+	//go:embed sql/expiry_files.sql
+	expiryFilesSQL string
+	//go:embed sql/data_file_next_generation.sql
+	dataFileNextGenerationSQL string
+	//go:embed sql/data_files_rebuilt.sql
+	dataFilesRebuiltSQL string
+	//go:embed sql/data_files_remove.sql
+	dataFilesRemoveSQL string
+)
+
+// expiringFile is a live committed data file that expiry rewrites
+// (expiry_files.sql): below or across its partition's log start, marked for
+// re-indexing, or of another encoder version.
+type expiringFile struct {
+	key          string
 	partition    int32
 	start, end   int64
 	size         int64
@@ -83,159 +97,166 @@ type liveFile struct {
 	version      int
 }
 
-type newFile struct {
-	key        string
-	partition  int32
-	start, end int64
-	generation int
-	file       *datafile.File
+// rebuildStart is where f's rebuild starts: at the log start when f
+// straddles it. ok is false when Kafka holds none of f's records: f is
+// removed without a rebuild.
+func (f expiringFile) rebuildStart() (start int64, ok bool) {
+	if f.end <= f.logStart {
+		return 0, false
+	}
+	return max(f.start, f.logStart), true
 }
 
+// rewritePlan is what one expiry pass changes in a table's committed data
+// files.
+type rewritePlan struct {
+	// remove are the keys of the files the snapshot removes.
+	remove []string
+	// add are the rebuilt files it adds; their generations are read under
+	// the row lock.
+	add []commit.DataFile
+	// rebuilt are the keys of files marked for re-indexing whose rebuild
+	// matches their checksum again (the mismatch was transient): their mark
+	// is cleared.
+	rebuilt                      []string
+	removedRecords, addedRecords int64
+}
+
+// planRewrite decides what expiry does with files, given their rebuilds by
+// key (nil, or missing for a file below the log start: no row of the
+// table).
+func planRewrite(files []expiringFile, rebuilds map[string]*datafile.File) rewritePlan {
+	var rp rewritePlan
+	for _, f := range files {
+		start, ok := f.rebuildStart()
+		df := rebuilds[f.key]
+		if ok && start == f.start && f.version == datafile.EncoderVersion && df != nil && int64(len(df.Bytes)) == f.size {
+			if sum := sha256.Sum256(df.Bytes); bytes.Equal(sum[:], f.sum) {
+				rp.rebuilt = append(rp.rebuilt, f.key)
+				continue
+			}
+		}
+		rp.remove = append(rp.remove, f.key)
+		rp.removedRecords += f.records
+		if !ok || df == nil {
+			continue
+		}
+		rp.addedRecords += df.Stats.RecordCount
+		rp.add = append(rp.add, commit.DataFile{Partition: f.partition, Start: start, End: f.end, File: df})
+	}
+	return rp
+}
+
+// change is rp's snapshot: "replace" when the added files hold as many rows
+// as the removed ones (only re-encodes), "delete" when it only removes,
+// "overwrite" otherwise.
+func (rp *rewritePlan) change(t *tables.Table) commit.Change {
+	c := commit.Change{Op: "delete", Removed: rp.remove, Replace: len(rp.add) > 0 && rp.addedRecords == rp.removedRecords}
+	switch {
+	case c.Replace:
+		c.Op = "replace"
+	case len(rp.add) > 0:
+		c.Op = "overwrite"
+	}
+	for _, a := range rp.add {
+		c.Added = append(c.Added, icebergmeta.AddedFile{Path: commit.Warehouse(t) + a.Key(t), Partition: a.Partition,
+			FileSize: int64(len(a.File.Bytes)), Stats: a.File.Stats})
+	}
+	return c
+}
+
+// rewriteFiles is expiry for table t (src owns its partitions) at Kafka's
+// offsets offs: it reads the files to rewrite, rebuilds them from Kafka
+// outside any lock, plans (planRewrite) and applies the plan.
 func (w *Writer) rewriteFiles(ctx context.Context, l cluster.Lease, t, src *tables.Table, offs map[int32]kafka.Offsets) error {
+	files, err := w.expiring(ctx, t, offs)
+	if err != nil || len(files) == 0 {
+		return err
+	}
+	rebuilds := map[string]*datafile.File{}
+	for _, f := range files {
+		start, ok := f.rebuildStart()
+		if !ok {
+			continue
+		}
+		built, err := commit.Build(ctx, w.kafka, t, src, f.partition, start, f.end)
+		if err != nil {
+			return fmt.Errorf("writer: rebuild %s: %w", f.key, err)
+		}
+		if built != nil {
+			rebuilds[f.key] = built.File
+		}
+	}
+	rp := planRewrite(files, rebuilds)
+	if len(rp.remove) == 0 {
+		if len(rp.rebuilt) == 0 {
+			return nil
+		}
+		return w.fencedTx(ctx, l, func(tx pgx.Tx) error { return clearRebuilt(ctx, tx, t, rp.rebuilt) })
+	}
+	var res *icebergmeta.CommitResult
+	var c commit.Change
+	// Table loads may have committed since: build on the head under the
+	// table's row lock (only the writer removes data files, so the files to
+	// remove are still there).
+	err = commit.InLock(ctx, w.pool, t, src, func(tx pgx.Tx, h *commit.Head) error {
+		for i := range rp.add {
+			a := &rp.add[i]
+			if err := tx.QueryRow(ctx, dataFileNextGenerationSQL, t.ID, a.Partition, a.Start, datafile.EncoderVersion).Scan(&a.Generation); err != nil {
+				return err
+			}
+		}
+		c = rp.change(t)
+		var err error
+		if res, err = commit.Rewrite(ctx, tx, h, &l, writerSummary, c); err != nil {
+			return err
+		}
+		// Removed rows first: only one live row per (table, partition, start).
+		if _, err := tx.Exec(ctx, dataFilesRemoveSQL, t.ID, res.SnapshotID, rp.remove); err != nil {
+			return err
+		}
+		for i := range rp.add {
+			rp.add[i].CommittedSnapshotID = &res.SnapshotID
+			if err := commit.InsertDataFile(ctx, tx, t, &rp.add[i]); err != nil {
+				return err
+			}
+		}
+		return clearRebuilt(ctx, tx, t, rp.rebuilt)
+	})
+	if err != nil {
+		return err
+	}
+	w.commits.WithLabelValues(t.FullName()).Inc()
+	w.cfg.Logger.Info("writer: rewrote data files", "table", t.FullName(), "operation", c.Op,
+		"snapshot_id", res.SnapshotID, "removed", len(rp.remove), "added", len(rp.add))
+	return nil
+}
+
+// expiring reads t's files to rewrite at Kafka's offsets offs, at most
+// MaxFilesPerCommit.
+func (w *Writer) expiring(ctx context.Context, t *tables.Table, offs map[int32]kafka.Offsets) ([]expiringFile, error) {
 	parts := make([]int32, 0, len(offs))
 	starts := make([]int64, 0, len(offs))
 	for p, o := range offs {
 		parts = append(parts, p)
 		starts = append(starts, o.LogStart)
 	}
-	rows, err := w.pool.Query(ctx, `
-		SELECT d.path, d.partition, d.start_offset, d.end_offset, d.file_size, d.sha256, d.needs_rebuild, o.log_start,
-		       d.record_count, d.encoder_version
-		FROM data_files d JOIN unnest($2::int[], $3::bigint[]) AS o(partition, log_start) ON o.partition = d.partition
-		WHERE d.table_id = $1 AND d.committed_snapshot_id IS NOT NULL AND d.removed_snapshot_id IS NULL
-		  AND (d.start_offset < o.log_start OR d.needs_rebuild OR d.encoder_version <> $5)
-		ORDER BY d.partition, d.start_offset LIMIT $4`, t.ID, parts, starts, w.cfg.MaxFilesPerCommit, datafile.EncoderVersion)
+	rows, err := w.pool.Query(ctx, expiryFilesSQL, t.ID, parts, starts, w.cfg.MaxFilesPerCommit, datafile.EncoderVersion)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	files, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (liveFile, error) {
-		var f liveFile
-		err := r.Scan(&f.path, &f.partition, &f.start, &f.end, &f.size, &f.sum, &f.needsRebuild, &f.logStart, &f.records, &f.version)
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (expiringFile, error) {
+		var f expiringFile
+		err := r.Scan(&f.key, &f.partition, &f.start, &f.end, &f.size, &f.sum, &f.needsRebuild, &f.logStart, &f.records, &f.version)
 		return f, err
 	})
-	if err != nil || len(files) == 0 {
-		return err
-	}
+}
 
-	warehouse := commit.Warehouse(t)
-	var removed, removedKeys, unchanged []string
-	var added []newFile
-	var removedRecords, addedRecords int64
-	for _, f := range files {
-		if f.end <= f.logStart {
-			removed, removedKeys = append(removed, warehouse+f.path), append(removedKeys, f.path)
-			removedRecords += f.records
-			continue
-		}
-		start := max(f.start, f.logStart)
-		built, err := commit.Build(ctx, w.kafka, t, src, f.partition, start, f.end)
-		if err != nil {
-			return fmt.Errorf("writer: rebuild %s: %w", f.path, err)
-		}
-		var df *datafile.File
-		if built != nil {
-			df = built.File
-		}
-		if start == f.start && f.version == datafile.EncoderVersion && df != nil && int64(len(df.Bytes)) == f.size {
-			if sum := sha256.Sum256(df.Bytes); bytes.Equal(sum[:], f.sum) {
-				unchanged = append(unchanged, f.path) // the mismatch was transient
-				continue
-			}
-		}
-		removed, removedKeys = append(removed, warehouse+f.path), append(removedKeys, f.path)
-		removedRecords += f.records
-		if df == nil {
-			continue
-		}
-		addedRecords += df.Stats.RecordCount
-		// Keys name the encoder version, so a re-encoded file of the same
-		// range starts again at generation 0.
-		var gen int
-		if err := w.pool.QueryRow(ctx, `
-			SELECT coalesce(max(generation) + 1, 0) FROM data_files
-			WHERE table_id = $1 AND partition = $2 AND start_offset = $3 AND encoder_version = $4`,
-			t.ID, f.partition, start, datafile.EncoderVersion).Scan(&gen); err != nil {
-			return err
-		}
-		added = append(added, newFile{key: t.DataFileKeyGen(f.partition, start, f.end, datafile.EncoderVersion, gen),
-			partition: f.partition, start: start, end: f.end, generation: gen, file: df})
-	}
-	if len(unchanged) > 0 {
-		if _, err := w.pool.Exec(ctx, `UPDATE data_files SET needs_rebuild = false WHERE table_id = $1 AND path = ANY($2)`,
-			t.ID, unchanged); err != nil {
-			return err
-		}
-	}
-	if len(removed) == 0 {
+// clearRebuilt clears the re-indexing mark of the files keys in tx.
+func clearRebuilt(ctx context.Context, tx pgx.Tx, t *tables.Table, keys []string) error {
+	if len(keys) == 0 {
 		return nil
 	}
-
-	tx, err := w.pool.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback(ctx)
-	// Table loads may have committed since: build on the head under the
-	// table's row lock (only the writer removes data files, so the files
-	// to remove are still there).
-	h, err := commit.Lock(ctx, tx, t, src)
-	if err != nil {
-		return err
-	}
-	md, err := h.Parsed()
-	if err != nil {
-		return err
-	}
-	in := icebergmeta.RewriteInput{
-		Metadata: h.Metadata, MetadataLocation: h.MetadataLocation, Parsed: md, Removed: removed,
-		// Files only re-encoded (a new encoder version) hold the same rows.
-		Replace:    len(added) > 0 && addedRecords == removedRecords,
-		SnapshotID: icebergmeta.NewSnapshotID(), Now: h.Now, Read: commit.Reader(tx), Summary: writerSummary,
-	}
-	for _, a := range added {
-		in.Added = append(in.Added, icebergmeta.AddedFile{Path: warehouse + a.key, Partition: a.partition,
-			FileSize: int64(len(a.file.Bytes)), Stats: a.file.Stats})
-	}
-	res, err := icebergmeta.Rewrite(ctx, in)
-	if err != nil {
-		return fmt.Errorf("writer: build rewrite snapshot of %s: %w", t.FullName(), err)
-	}
-	op := "delete"
-	switch {
-	case in.Replace:
-		op = "replace"
-	case len(added) > 0:
-		op = "overwrite"
-	}
-	if err := commit.Store(ctx, tx, h, &l, op, res); err != nil {
-		return err
-	}
-	// Removed rows first: only one live row per (table, partition, start).
-	if _, err := tx.Exec(ctx, `
-		UPDATE data_files SET removed_snapshot_id = $2, needs_rebuild = false
-		WHERE table_id = $1 AND path = ANY($3) AND removed_snapshot_id IS NULL`,
-		t.ID, res.SnapshotID, removedKeys); err != nil {
-		return err
-	}
-	for _, a := range added {
-		f := a.file
-		if _, err := tx.Exec(ctx, `
-			INSERT INTO data_files (table_id, partition, start_offset, end_offset, encoder_version, schema_id, path,
-			                        file_size, sha256, record_count, stats, min_timestamp, max_timestamp,
-			                        committed_snapshot_id, generation)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
-			t.ID, a.partition, a.start, a.end, datafile.EncoderVersion, t.Schema.ID, a.key,
-			len(f.Bytes), f.SHA256[:], f.Stats.RecordCount, f.Stats,
-			pgstore.Timestamptz(f.Stats.MinTimestamp), pgstore.Timestamptz(f.Stats.MaxTimestamp),
-			res.SnapshotID, a.generation); err != nil {
-			return err
-		}
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return pgstore.Fenced(err)
-	}
-	w.commits.WithLabelValues(t.FullName()).Inc()
-	w.cfg.Logger.Info("writer: rewrote data files", "table", t.FullName(), "operation", op,
-		"snapshot_id", res.SnapshotID, "removed", len(removed), "added", len(added))
-	return nil
+	_, err := tx.Exec(ctx, dataFilesRebuiltSQL, t.ID, keys)
+	return err
 }

@@ -155,7 +155,7 @@ func (w *Writer) checkPartitions(ctx context.Context, t *tables.Table) error {
 		return err
 	}
 	var have int
-	if err := w.pool.QueryRow(ctx, `SELECT count(*) FROM partitions WHERE table_id = $1`, t.ID).Scan(&have); err != nil {
+	if err := w.pool.QueryRow(ctx, partitionCountSQL, t.ID).Scan(&have); err != nil {
 		return err
 	}
 	if len(offs) <= have {
@@ -173,6 +173,8 @@ func (w *Writer) checkPartitions(ctx context.Context, t *tables.Table) error {
 const metadataJSONDelay = 10 * time.Second
 
 var (
+	//go:embed sql/partition_count.sql
+	partitionCountSQL string
 	//go:embed sql/check_epoch.sql
 	checkEpochSQL string
 	//go:embed sql/collect_snapshots.sql
@@ -191,22 +193,30 @@ var (
 // every writer write, for the table and its dead-letter table
 // (collectExpired).
 func (w *Writer) collect(ctx context.Context, l cluster.Lease, tbls ...*tables.Table) error {
-	tx, err := w.pool.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, checkEpochSQL, l.Scope, l.Holder, l.Epoch); err != nil {
-		return pgstore.Fenced(err)
-	}
-	for _, t := range tbls {
-		if t != nil {
-			if err := w.collectExpired(ctx, tx, t); err != nil {
-				return err
+	return w.fencedTx(ctx, l, func(tx pgx.Tx) error {
+		for _, t := range tbls {
+			if t != nil {
+				if err := w.collectExpired(ctx, tx, t); err != nil {
+					return err
+				}
 			}
 		}
-	}
-	return tx.Commit(ctx)
+		return nil
+	})
+}
+
+// fencedTx runs fn in a transaction fenced by the writer's lease l, for
+// writes that store no snapshot (whose trigger would check the epoch):
+// check_epoch.sql locks the lease row FOR SHARE until the transaction ends.
+// It commits when fn returns nil. Errors wrap pgstore.ErrFenced for a stale
+// epoch.
+func (w *Writer) fencedTx(ctx context.Context, l cluster.Lease, fn func(tx pgx.Tx) error) error {
+	return pgx.BeginTxFunc(ctx, w.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, checkEpochSQL, l.Scope, l.Holder, l.Epoch); err != nil {
+			return pgstore.Fenced(err)
+		}
+		return fn(tx)
+	})
 }
 
 // collectExpired deletes, in the collection's transaction, what only
