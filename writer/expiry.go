@@ -167,25 +167,15 @@ func (rp *rewritePlan) change(t *tables.Table) commit.Change {
 
 // rewriteFiles is expiry for table t (src owns its partitions) at Kafka's
 // offsets offs: it reads the files to rewrite, rebuilds them from Kafka
-// outside any lock, plans (planRewrite) and applies the plan.
+// outside any lock, decides (planRewrite) and applies the plan.
 func (w *Writer) rewriteFiles(ctx context.Context, l cluster.Lease, t, src *tables.Table, offs map[int32]kafka.Offsets) error {
 	files, err := w.expiring(ctx, t, offs)
 	if err != nil || len(files) == 0 {
 		return err
 	}
-	rebuilds := map[string]*datafile.File{}
-	for _, f := range files {
-		start, ok := f.rebuildStart()
-		if !ok {
-			continue
-		}
-		built, err := commit.Build(ctx, w.kafka, t, src, f.partition, start, f.end)
-		if err != nil {
-			return fmt.Errorf("writer: rebuild %s: %w", f.key, err)
-		}
-		if built != nil {
-			rebuilds[f.key] = built.File
-		}
+	rebuilds, err := w.rebuild(ctx, t, src, files)
+	if err != nil {
+		return err
 	}
 	rp := planRewrite(files, rebuilds)
 	if len(rp.remove) == 0 {
@@ -194,12 +184,40 @@ func (w *Writer) rewriteFiles(ctx context.Context, l cluster.Lease, t, src *tabl
 		}
 		return w.fencedTx(ctx, l, func(tx pgx.Tx) error { return clearRebuilt(ctx, tx, t, rp.rebuilt) })
 	}
+	return w.applyRewrite(ctx, l, t, src, &rp)
+}
+
+// rebuild builds each of files that Kafka still holds records of, from
+// where it does, by key; a rebuild without a row of t is missing.
+func (w *Writer) rebuild(ctx context.Context, t, src *tables.Table, files []expiringFile) (map[string]*datafile.File, error) {
+	rebuilds := map[string]*datafile.File{}
+	for _, f := range files {
+		start, ok := f.rebuildStart()
+		if !ok {
+			continue
+		}
+		built, err := commit.Build(ctx, w.kafka, t, src, f.partition, start, f.end)
+		if err != nil {
+			return nil, fmt.Errorf("writer: rebuild %s: %w", f.key, err)
+		}
+		if built != nil {
+			rebuilds[f.key] = built.File
+		}
+	}
+	return rebuilds, nil
+}
+
+// applyRewrite commits rp's snapshot of t in one transaction under the
+// table's row lock, fenced by the writer epoch (the snapshot row carries
+// the lease): the snapshot, the removed files' rows, the added files' rows
+// under their range's next generation, and the cleared marks.
+func (w *Writer) applyRewrite(ctx context.Context, l cluster.Lease, t, src *tables.Table, rp *rewritePlan) error {
 	var res *icebergmeta.CommitResult
 	var c commit.Change
-	// Table loads may have committed since: build on the head under the
-	// table's row lock (only the writer removes data files, so the files to
-	// remove are still there).
-	err = commit.InLock(ctx, w.pool, t, src, func(tx pgx.Tx, h *commit.Head) error {
+	// Table loads may have committed since the files were read: build on
+	// the head under the lock (only the writer removes data files, so the
+	// files to remove are still there).
+	err := commit.InLock(ctx, w.pool, t, src, func(tx pgx.Tx, h *commit.Head) error {
 		for i := range rp.add {
 			a := &rp.add[i]
 			if err := tx.QueryRow(ctx, dataFileNextGenerationSQL, t.ID, a.Partition, a.Start, datafile.EncoderVersion).Scan(&a.Generation); err != nil {
