@@ -12,7 +12,6 @@ import (
 	"github.com/minkhq/mink/commit"
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/icebergmeta"
-	"github.com/minkhq/mink/pgstore"
 	"github.com/minkhq/mink/tables"
 )
 
@@ -131,6 +130,66 @@ func planPartition(e, target int64, files []indexedFile, tails []*commit.TailFil
 	return pp
 }
 
+// roundState is what a round reads of a table, in one database snapshot.
+type roundState struct {
+	head *commit.Head
+	// files are the indexed data files not committed yet, by partition and
+	// offset: at most MaxFilesPerCommit.
+	files []indexedFile
+	// targets are the indexed ends by partition (indexed_ends.sql).
+	targets map[int32]int64
+	// tails are the live tail files, by partition and offset.
+	tails []*commit.TailFile
+}
+
+// listedTargets returns the offsets up to which files lists every
+// uncommitted indexed file, by partition: the indexed ends, unless the list
+// was cut at limit files; then its last partition is known only up to its
+// last listed file, and the partitions after it not at all.
+func listedTargets(targets map[int32]int64, files []indexedFile, limit int) map[int32]int64 {
+	if len(files) < limit {
+		return targets
+	}
+	last := files[len(files)-1]
+	out := map[int32]int64{}
+	for p, end := range targets {
+		switch {
+		case p == last.partition:
+			out[p] = last.end
+		case p < last.partition:
+			out[p] = end
+		}
+	}
+	return out
+}
+
+// planRound plans each partition of s (planPartition) that has work: files
+// to commit or adopt, or a content end to move. A partition the table does
+// not have yet waits.
+func planRound(s *roundState) map[int32]partPlan {
+	byPart := map[int32][]indexedFile{}
+	for _, f := range s.files {
+		byPart[f.partition] = append(byPart[f.partition], f)
+	}
+	tailsByPart := map[int32][]*commit.TailFile{}
+	for _, f := range s.tails {
+		tailsByPart[f.Partition] = append(tailsByPart[f.Partition], f)
+	}
+	parts := map[int32]partPlan{}
+	for p, target := range s.targets {
+		e, ok := s.head.Ends[p]
+		if !ok {
+			continue
+		}
+		pp := planPartition(e, target, byPart[p], tailsByPart[p])
+		if pp.end == e && len(pp.appendFiles)+len(pp.replaceFiles)+len(pp.adopt) == 0 {
+			continue
+		}
+		parts[p] = pp
+	}
+	return parts
+}
+
 // roundPlan is one round's commit of a table, planned from one database
 // snapshot.
 type roundPlan struct {
@@ -176,87 +235,20 @@ func (w *Writer) commit(ctx context.Context, l cluster.Lease, t *tables.Table) e
 	}
 }
 
-// plan reads t's head, its uncommitted indexed data files, the indexed
-// ends and the live tail files in one database snapshot, plans each
-// partition, and builds the bridge and remainder files. It returns nil when
-// there is nothing to do.
+// plan reads t's round state (read), plans each partition (planRound), and
+// builds the bridge and remainder files. It returns nil when there is
+// nothing to do.
 func (w *Writer) plan(ctx context.Context, t, src *tables.Table) (*roundPlan, error) {
-	tx, err := w.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	s, err := w.read(ctx, t, src)
 	if err != nil {
 		return nil, err
 	}
-	defer tx.Rollback(ctx)
-	h, err := commit.ReadIn(ctx, tx, t, src)
-	if err != nil {
-		return nil, err
+	parts := planRound(s)
+	if len(parts) == 0 {
+		return nil, nil
 	}
-	rows, err := tx.Query(ctx, uncommittedFilesSQL, t.ID, w.cfg.MaxFilesPerCommit)
-	if err != nil {
-		return nil, err
-	}
-	files, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (indexedFile, error) {
-		var f indexedFile
-		err := r.Scan(&f.key, &f.partition, &f.start, &f.end, &f.size, &f.stats)
-		return f, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	rows, err = tx.Query(ctx, indexedEndsSQL, src.ID)
-	if err != nil {
-		return nil, err
-	}
-	targets := map[int32]int64{}
-	var part int32
-	var end int64
-	if _, err := pgx.ForEachRow(rows, []any{&part, &end}, func() error {
-		targets[part] = end
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	if len(files) == w.cfg.MaxFilesPerCommit {
-		// The list was cut: its last partition is known only up to its last
-		// listed file, and the partitions after it not at all.
-		last := files[len(files)-1]
-		for p := range targets {
-			switch {
-			case p == last.partition:
-				targets[p] = last.end
-			case p > last.partition:
-				delete(targets, p)
-			}
-		}
-	}
-	tails, err := commit.LiveTailFiles(ctx, tx, t)
-	if err != nil {
-		return nil, err
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return nil, err
-	}
-
-	byPart := map[int32][]indexedFile{}
-	for _, f := range files {
-		byPart[f.partition] = append(byPart[f.partition], f)
-	}
-	tailsByPart := map[int32][]*commit.TailFile{}
-	for _, f := range tails {
-		tailsByPart[f.Partition] = append(tailsByPart[f.Partition], f)
-	}
-	rp := &roundPlan{base: h, parts: map[int32]partPlan{}, built: map[[3]int64]*commit.TailFile{}}
-	work := false
-	for p, target := range targets {
-		e, ok := h.Ends[p]
-		if !ok {
-			continue // a partition the table does not have yet
-		}
-		pp := planPartition(e, target, byPart[p], tailsByPart[p])
-		if pp.end == e && len(pp.appendFiles)+len(pp.replaceFiles)+len(pp.adopt) == 0 {
-			continue
-		}
-		rp.parts[p] = pp
-		work = true
+	rp := &roundPlan{base: s.head, parts: parts, built: map[[3]int64]*commit.TailFile{}}
+	for p, pp := range parts {
 		for _, r := range []*[2]int64{pp.bridge, pp.remainder} {
 			if r == nil {
 				continue
@@ -268,10 +260,49 @@ func (w *Writer) plan(ctx context.Context, t, src *tables.Table) (*roundPlan, er
 			rp.built[[3]int64{int64(p), r[0], r[1]}] = f
 		}
 	}
-	if !work {
-		return nil, nil
-	}
 	return rp, nil
+}
+
+// read reads t's head, its uncommitted indexed data files, the indexed
+// ends and the live tail files in one database snapshot.
+func (w *Writer) read(ctx context.Context, t, src *tables.Table) (*roundState, error) {
+	s := &roundState{targets: map[int32]int64{}}
+	err := pgx.BeginTxFunc(ctx, w.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var err error
+		if s.head, err = commit.ReadIn(ctx, tx, t, src); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, uncommittedFilesSQL, t.ID, w.cfg.MaxFilesPerCommit)
+		if err != nil {
+			return err
+		}
+		if s.files, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (indexedFile, error) {
+			var f indexedFile
+			err := r.Scan(&f.key, &f.partition, &f.start, &f.end, &f.size, &f.stats)
+			return f, err
+		}); err != nil {
+			return err
+		}
+		rows, err = tx.Query(ctx, indexedEndsSQL, src.ID)
+		if err != nil {
+			return err
+		}
+		var part int32
+		var end int64
+		if _, err := pgx.ForEachRow(rows, []any{&part, &end}, func() error {
+			s.targets[part] = end
+			return nil
+		}); err != nil {
+			return err
+		}
+		s.tails, err = commit.LiveTailFiles(ctx, tx, t)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.targets = listedTargets(s.targets, s.files, w.cfg.MaxFilesPerCommit)
+	return s, nil
 }
 
 // file returns the built file of range r of partition p (nil when it has no
@@ -283,171 +314,193 @@ func (rp *roundPlan) file(p int32, r *[2]int64) *commit.TailFile {
 	return rp.built[[3]int64{int64(p), r[0], r[1]}]
 }
 
+// roundCommit is what a round stores under the row lock: rp's partition
+// plans, gathered.
+type roundCommit struct {
+	// appendFiles and bridges are the append snapshot's files.
+	appendFiles []indexedFile
+	bridges     []*commit.TailFile
+	// replaceFiles and remainders replace removeTails (the bridges among
+	// them) in the replace snapshot.
+	replaceFiles []indexedFile
+	remainders   []*commit.TailFile
+	removeTails  []*commit.TailFile
+	// removedRecords and addedRecords are the replace's rows out and in.
+	removedRecords, addedRecords int64
+	// adopt are the tail files indexed files take the place of.
+	adopt []*commit.TailFile
+	// ends are the new content ends.
+	ends map[int32]int64
+}
+
+// gather gathers rp into one commit on a head whose content ends are ends
+// (read under the lock). It returns errOvertaken when a table load extended
+// a partition rp appends to since rp was planned.
+func (rp *roundPlan) gather(ends map[int32]int64) (*roundCommit, error) {
+	rc := &roundCommit{ends: map[int32]int64{}}
+	for p, pp := range rp.parts {
+		if (len(pp.appendFiles) > 0 || pp.bridge != nil) && ends[p] != rp.base.Ends[p] {
+			return nil, errOvertaken
+		}
+		rc.appendFiles = append(rc.appendFiles, pp.appendFiles...)
+		rc.replaceFiles = append(rc.replaceFiles, pp.replaceFiles...)
+		rc.removeTails = append(rc.removeTails, pp.removeTails...)
+		rc.adopt = append(rc.adopt, pp.adopt...)
+		if b := rp.file(p, pp.bridge); b != nil {
+			rc.bridges = append(rc.bridges, b)
+			rc.removeTails = append(rc.removeTails, b) // replaced below, in the same round
+		}
+		if r := rp.file(p, pp.remainder); r != nil {
+			rc.remainders = append(rc.remainders, r)
+			rc.addedRecords += r.Records
+		}
+		for _, f := range pp.replaceFiles {
+			rc.addedRecords += f.stats.RecordCount
+		}
+		rc.ends[p] = pp.end
+	}
+	for _, f := range rc.removeTails {
+		rc.removedRecords += f.Records
+	}
+	return rc, nil
+}
+
 // store commits rp under the table's row lock: the append snapshot, then
 // the replace snapshot, the adoptions, and the content ends. It returns
 // errOvertaken when a table load extended a partition rp appends to.
 func (w *Writer) store(ctx context.Context, l cluster.Lease, rp *roundPlan) error {
 	t, src := rp.base.Table, rp.base.Source
-	tx, err := w.pool.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback(ctx)
-	h, err := commit.Lock(ctx, tx, t, src)
-	if err != nil {
-		return err
-	}
-	var appendFiles, replaceFiles []indexedFile
-	var bridges, remainders, removeTails, adopt []*commit.TailFile
-	var removedRecords, addedRecords int64
-	ends := map[int32]int64{}
-	for p, pp := range rp.parts {
-		if (len(pp.appendFiles) > 0 || pp.bridge != nil) && h.Ends[p] != rp.base.Ends[p] {
-			return errOvertaken
-		}
-		appendFiles = append(appendFiles, pp.appendFiles...)
-		replaceFiles = append(replaceFiles, pp.replaceFiles...)
-		removeTails = append(removeTails, pp.removeTails...)
-		adopt = append(adopt, pp.adopt...)
-		if b := rp.file(p, pp.bridge); b != nil {
-			bridges = append(bridges, b)
-			removeTails = append(removeTails, b) // replaced below, in the same round
-		}
-		if r := rp.file(p, pp.remainder); r != nil {
-			remainders = append(remainders, r)
-			addedRecords += r.Records
-		}
-		for _, f := range pp.replaceFiles {
-			addedRecords += f.stats.RecordCount
-		}
-		ends[p] = pp.end
-	}
-	for _, f := range removeTails {
-		removedRecords += f.Records
-	}
-
+	var h *commit.Head
+	var rc *roundCommit
 	snapshots := 0
-	if len(appendFiles)+len(bridges) > 0 {
-		added := make([]icebergmeta.AddedFile, 0, len(appendFiles)+len(bridges))
-		for _, f := range appendFiles {
-			added = append(added, f.added(t))
-		}
-		for _, f := range bridges {
-			added = append(added, f.Added(t))
-		}
-		md, err := h.Parsed()
-		if err != nil {
+	err := commit.InLock(ctx, w.pool, t, src, func(tx pgx.Tx, locked *commit.Head) error {
+		h = locked
+		var err error
+		if rc, err = rp.gather(h.Ends); err != nil {
 			return err
 		}
-		res, err := icebergmeta.Append(ctx, icebergmeta.AppendInput{
-			Metadata: h.Metadata, MetadataLocation: h.MetadataLocation, Parsed: md, Added: added,
-			SnapshotID: icebergmeta.NewSnapshotID(), Now: h.Now, Read: commit.Reader(tx), Summary: writerSummary,
-		})
-		if err != nil {
-			return fmt.Errorf("writer: append snapshot of %s: %w", t.FullName(), err)
-		}
-		if err := commit.Store(ctx, tx, h, &l, "append", res); err != nil {
-			return err
-		}
-		if err := markCommitted(ctx, tx, t, res.SnapshotID, appendFiles); err != nil {
-			return err
-		}
-		if err := commit.InsertTailFiles(ctx, tx, t, res.SnapshotID, bridges); err != nil {
-			return err
-		}
-		snapshots++
-	}
-	if len(removeTails) > 0 {
-		md, err := h.Parsed()
-		if err != nil {
-			return err
-		}
-		in := icebergmeta.RewriteInput{
-			Metadata: h.Metadata, MetadataLocation: h.MetadataLocation, Parsed: md, Replace: addedRecords == removedRecords,
-			SnapshotID: icebergmeta.NewSnapshotID(), Now: h.Now, Read: commit.Reader(tx), Summary: writerSummary,
-		}
-		keys := make([]string, len(removeTails))
-		for i, f := range removeTails {
-			keys[i] = f.Key
-			in.Removed = append(in.Removed, commit.Warehouse(t)+f.Key)
-		}
-		for _, f := range replaceFiles {
-			in.Added = append(in.Added, f.added(t))
-		}
-		for _, f := range remainders {
-			in.Added = append(in.Added, f.Added(t))
-		}
-		res, err := icebergmeta.Rewrite(ctx, in)
-		if err != nil {
-			return fmt.Errorf("writer: replace snapshot of %s: %w", t.FullName(), err)
-		}
-		op := "replace"
-		if !in.Replace {
-			// Kafka no longer holds the same records as when the tail files
-			// were built (e.g. compaction, retention): the rows change.
-			op = "overwrite"
-			w.cfg.Logger.Warn("writer: indexed files hold other rows than the tail files they replace",
-				"table", t.FullName(), "removed_records", removedRecords, "added_records", addedRecords)
-		}
-		if err := commit.Store(ctx, tx, h, &l, op, res); err != nil {
-			return err
-		}
-		if err := markCommitted(ctx, tx, t, res.SnapshotID, replaceFiles); err != nil {
-			return err
-		}
-		if err := commit.RemoveTailFiles(ctx, tx, t, res.SnapshotID, keys); err != nil {
-			return err
-		}
-		if err := commit.InsertTailFiles(ctx, tx, t, res.SnapshotID, remainders); err != nil {
-			return err
-		}
-		snapshots++
-	}
-	if len(adopt) > 0 {
-		keys := make([]string, len(adopt))
-		for i, f := range adopt {
-			keys[i] = f.Key
-		}
-		rows, err := tx.Query(ctx, tailFilesAdoptSQL, t.ID, keys)
-		if err != nil {
-			return err
-		}
-		type adopted struct {
-			key string
-			id  int64
-		}
-		done, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (adopted, error) {
-			var a adopted
-			err := r.Scan(&a.key, &a.id)
-			return a, err
-		})
-		if err != nil {
-			return err
-		}
-		if len(done) != len(keys) {
-			return fmt.Errorf("writer: %d of %d tail files of %s to adopt were no longer live", len(keys)-len(done), len(keys), t.FullName())
-		}
-		for _, a := range done {
-			tag, err := tx.Exec(ctx, dataFileAdoptSQL, t.ID, a.key, a.id)
-			if err != nil {
+		if len(rc.appendFiles)+len(rc.bridges) > 0 {
+			if err := w.appendIndexed(ctx, tx, l, h, rc); err != nil {
 				return err
 			}
-			if tag.RowsAffected() != 1 {
-				return fmt.Errorf("writer: data file %s of %s is not an uncommitted indexed file", a.key, t.FullName())
-			}
+			snapshots++
 		}
-	}
-	if err := commit.SetEnds(ctx, tx, h, ends); err != nil {
+		if len(rc.removeTails) > 0 {
+			if err := w.replaceTails(ctx, tx, l, h, rc); err != nil {
+				return err
+			}
+			snapshots++
+		}
+		if err := adoptTails(ctx, tx, t, rc.adopt); err != nil {
+			return err
+		}
+		return commit.SetEnds(ctx, tx, h, rc.ends)
+	})
+	if err != nil {
 		return err
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return pgstore.Fenced(err)
 	}
 	if snapshots > 0 {
 		w.commits.WithLabelValues(t.FullName()).Add(float64(snapshots))
 		w.cfg.Logger.Debug("writer: committed", "table", t.FullName(), "snapshot_id", *h.CurrentSnapshotID,
-			"sequence_number", h.LastSequenceNumber, "appended", len(appendFiles)+len(bridges),
-			"replaced_tail_files", len(removeTails), "adopted", len(adopt))
+			"sequence_number", h.LastSequenceNumber, "appended", len(rc.appendFiles)+len(rc.bridges),
+			"replaced_tail_files", len(rc.removeTails), "adopted", len(rc.adopt))
+	}
+	return nil
+}
+
+// appendIndexed commits rc's append snapshot on h in tx: the new indexed
+// files and the bridges.
+func (w *Writer) appendIndexed(ctx context.Context, tx pgx.Tx, l cluster.Lease, h *commit.Head, rc *roundCommit) error {
+	t := h.Table
+	added := make([]icebergmeta.AddedFile, 0, len(rc.appendFiles)+len(rc.bridges))
+	for _, f := range rc.appendFiles {
+		added = append(added, f.added(t))
+	}
+	for _, f := range rc.bridges {
+		added = append(added, f.Added(t))
+	}
+	res, err := commit.Append(ctx, tx, h, &l, writerSummary, added)
+	if err != nil {
+		return err
+	}
+	if err := markCommitted(ctx, tx, t, res.SnapshotID, rc.appendFiles); err != nil {
+		return err
+	}
+	return commit.InsertTailFiles(ctx, tx, t, res.SnapshotID, rc.bridges)
+}
+
+// replaceTails commits rc's replace snapshot on h in tx: indexed files
+// (and remainders) in the place of tail files. When Kafka no longer holds
+// the same records as when the tail files were built (compaction,
+// retention), the rows change: an overwrite, logged.
+func (w *Writer) replaceTails(ctx context.Context, tx pgx.Tx, l cluster.Lease, h *commit.Head, rc *roundCommit) error {
+	t := h.Table
+	c := commit.Change{Op: "replace", Replace: rc.addedRecords == rc.removedRecords}
+	if !c.Replace {
+		c.Op = "overwrite"
+		w.cfg.Logger.Warn("writer: indexed files hold other rows than the tail files they replace",
+			"table", t.FullName(), "removed_records", rc.removedRecords, "added_records", rc.addedRecords)
+	}
+	for _, f := range rc.removeTails {
+		c.Removed = append(c.Removed, f.Key)
+	}
+	for _, f := range rc.replaceFiles {
+		c.Added = append(c.Added, f.added(t))
+	}
+	for _, f := range rc.remainders {
+		c.Added = append(c.Added, f.Added(t))
+	}
+	res, err := commit.Rewrite(ctx, tx, h, &l, writerSummary, c)
+	if err != nil {
+		return err
+	}
+	if err := markCommitted(ctx, tx, t, res.SnapshotID, rc.replaceFiles); err != nil {
+		return err
+	}
+	if err := commit.RemoveTailFiles(ctx, tx, t, res.SnapshotID, c.Removed); err != nil {
+		return err
+	}
+	return commit.InsertTailFiles(ctx, tx, t, res.SnapshotID, rc.remainders)
+}
+
+// adoptTails lets the indexed data files of the tail files tails take their
+// place in tx: committed by the snapshot that added the tail file, whose
+// row goes.
+func adoptTails(ctx context.Context, tx pgx.Tx, t *tables.Table, tails []*commit.TailFile) error {
+	if len(tails) == 0 {
+		return nil
+	}
+	keys := make([]string, len(tails))
+	for i, f := range tails {
+		keys[i] = f.Key
+	}
+	rows, err := tx.Query(ctx, tailFilesAdoptSQL, t.ID, keys)
+	if err != nil {
+		return err
+	}
+	type adopted struct {
+		key string
+		id  int64
+	}
+	done, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (adopted, error) {
+		var a adopted
+		err := r.Scan(&a.key, &a.id)
+		return a, err
+	})
+	if err != nil {
+		return err
+	}
+	if len(done) != len(keys) {
+		return fmt.Errorf("writer: %d of %d tail files of %s to adopt were no longer live", len(keys)-len(done), len(keys), t.FullName())
+	}
+	for _, a := range done {
+		tag, err := tx.Exec(ctx, dataFileAdoptSQL, t.ID, a.key, a.id)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() != 1 {
+			return fmt.Errorf("writer: data file %s of %s is not an uncommitted indexed file", a.key, t.FullName())
+		}
 	}
 	return nil
 }

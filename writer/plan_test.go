@@ -107,3 +107,42 @@ func TestPlanPartition(t *testing.T) {
 		})
 	}
 }
+
+// TestListedTargets: a round cut at the file limit commits its last
+// partition only up to its last listed file, and no later partition.
+func TestListedTargets(t *testing.T) {
+	targets := map[int32]int64{0: 500, 1: 600, 2: 700}
+	files := []indexedFile{{partition: 0, start: 0, end: 500}, {partition: 1, start: 0, end: 300}}
+	require.Equal(t, targets, listedTargets(targets, files, 3), "not cut")
+	require.Equal(t, map[int32]int64{0: 500, 1: 300}, listedTargets(targets, files, 2), "cut")
+}
+
+// TestGather: a round's commit gathered under the row lock; a partition
+// it appends to that a table load extended meanwhile overtakes it.
+func TestGather(t *testing.T) {
+	base := &commit.Head{Ends: map[int32]int64{0: 100, 1: 250}}
+	bridge := &commit.TailFile{Key: "b", Partition: 1, Start: 250, End: 300, Records: 50}
+	remainder := &commit.TailFile{Key: "r", Partition: 0, Start: 300, End: 400, Records: 90}
+	rp := &roundPlan{base: base, parts: map[int32]partPlan{
+		0: {replaceFiles: []indexedFile{{key: "i0", start: 100, end: 300, stats: datafile.Stats{RecordCount: 200}}},
+			removeTails: []*commit.TailFile{{Key: "t0", Start: 100, End: 400, Records: 300}},
+			remainder:   &[2]int64{300, 400}, end: 400},
+		1: {appendFiles: []indexedFile{{key: "i2", start: 300, end: 400}}, bridge: &[2]int64{250, 300},
+			replaceFiles: []indexedFile{{key: "i1", start: 200, end: 300, stats: datafile.Stats{RecordCount: 100}}},
+			removeTails:  []*commit.TailFile{{Key: "t1", Start: 200, End: 250, Records: 50}}, end: 400},
+	}, built: map[[3]int64]*commit.TailFile{{1, 250, 300}: bridge, {0, 300, 400}: remainder}}
+
+	rc, err := rp.gather(map[int32]int64{0: 100, 1: 250})
+	require.NoError(t, err)
+	require.Equal(t, []*commit.TailFile{bridge}, rc.bridges)
+	require.Equal(t, []*commit.TailFile{remainder}, rc.remainders)
+	require.Len(t, rc.removeTails, 3, "the tail files and the bridge")
+	require.Equal(t, int64(300+50+50), rc.removedRecords)
+	require.Equal(t, int64(200+90+100), rc.addedRecords, "the indexed files and the remainder")
+	require.Equal(t, map[int32]int64{0: 400, 1: 400}, rc.ends)
+
+	_, err = rp.gather(map[int32]int64{0: 400, 1: 250})
+	require.NoError(t, err, "a load extended a partition the round only replaces in")
+	_, err = rp.gather(map[int32]int64{0: 100, 1: 260})
+	require.ErrorIs(t, err, errOvertaken, "a load extended a partition the round appends to")
+}
