@@ -3,6 +3,7 @@ package writer
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -145,4 +146,18 @@ func TestGather(t *testing.T) {
 	require.NoError(t, err, "a load extended a partition the round only replaces in")
 	_, err = rp.gather(map[int32]int64{0: 100, 1: 260})
 	require.ErrorIs(t, err, errOvertaken, "a load extended a partition the round appends to")
+}
+
+// TestSchedule: expiry and the partition check run in a writer's first
+// round, then once their interval has passed.
+func TestSchedule(t *testing.T) {
+	s := schedule{expiryInterval: 10 * time.Second, checkInterval: 30 * time.Second}
+	t0 := time.Unix(1000, 0)
+	require.True(t, s.expiryDue(t0))
+	require.True(t, s.checkDue(t0))
+	require.False(t, s.expiryDue(t0.Add(9*time.Second)))
+	require.True(t, s.expiryDue(t0.Add(10*time.Second)))
+	require.False(t, s.expiryDue(t0.Add(19*time.Second)), "counted from the last run")
+	require.False(t, s.checkDue(t0.Add(29*time.Second)))
+	require.True(t, s.checkDue(t0.Add(30*time.Second)))
 }

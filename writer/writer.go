@@ -97,39 +97,12 @@ func (w *Writer) Run(ctx context.Context, l cluster.Lease) error {
 	log := w.cfg.Logger.With("scope", l.Scope, "epoch", l.Epoch, "table_id", l.TableID)
 	tick := time.NewTicker(w.cfg.CommitInterval)
 	defer tick.Stop()
-	var lastCheck, lastExpiry time.Time
+	s := schedule{expiryInterval: w.expiryInterval(), checkInterval: w.cfg.PartitionCheckInterval}
 	for {
-		t, err := tables.Get(ctx, w.pool, l.TableID)
-		if errors.Is(err, tables.ErrNotFound) {
+		err := w.round(ctx, l, &s, log)
+		if errors.Is(err, errTableDeleted) {
 			log.Info("writer: table deleted; stopping")
 			return nil
-		}
-		if err == nil {
-			var dlq *tables.Table
-			dlq, err = tables.DLQ(ctx, w.pool, l.TableID)
-			for _, tbl := range []*tables.Table{t, dlq} {
-				if err != nil {
-					break
-				}
-				err = w.commit(ctx, l, tbl)
-			}
-			if err == nil && time.Since(lastExpiry) >= w.expiryInterval() {
-				lastExpiry = time.Now()
-				if xerr := w.expire(ctx, l, t, dlq); errors.Is(xerr, pgstore.ErrFenced) {
-					err = xerr
-				} else if xerr != nil && ctx.Err() == nil {
-					log.Warn("writer: expiry failed, will retry", "err", xerr)
-				}
-			}
-			if err == nil && time.Since(lastCheck) >= w.cfg.PartitionCheckInterval {
-				lastCheck = time.Now()
-				if perr := w.checkPartitions(ctx, t); perr != nil {
-					log.Warn("writer: partition check failed", "err", perr)
-				}
-				if cerr := w.collect(ctx, l, t, dlq); cerr != nil {
-					log.Warn("writer: collection failed", "err", cerr)
-				}
-			}
 		}
 		if errors.Is(err, pgstore.ErrFenced) {
 			w.fenced.Inc()
@@ -145,6 +118,72 @@ func (w *Writer) Run(ctx context.Context, l cluster.Lease) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// errTableDeleted ends Run: the lease's table is gone.
+var errTableDeleted = errors.New("writer: table deleted")
+
+// schedule says when the writer's duties beyond the commit run
+// (docs/design.md §4.6): expiry every expiryInterval, the partition check
+// and collection every checkInterval. A writer's first round runs both.
+type schedule struct {
+	expiryInterval, checkInterval time.Duration
+	lastExpiry, lastCheck         time.Time
+}
+
+// expiryDue reports whether expiry runs at now, and if so counts it as run.
+func (s *schedule) expiryDue(now time.Time) bool { return due(now, &s.lastExpiry, s.expiryInterval) }
+
+// checkDue reports whether the partition check and collection run at now,
+// and if so counts them as run.
+func (s *schedule) checkDue(now time.Time) bool { return due(now, &s.lastCheck, s.checkInterval) }
+
+func due(now time.Time, last *time.Time, every time.Duration) bool {
+	if now.Sub(*last) < every {
+		return false
+	}
+	*last = now
+	return true
+}
+
+// round is one round of the writer of l's table: the commit of the table
+// and of its dead-letter table, then the duties s says are due. It returns
+// errTableDeleted when the table is gone. Failures of expiry (other than
+// fencing), of the partition check and of collection are logged, not
+// returned: the next round that has them due tries again.
+func (w *Writer) round(ctx context.Context, l cluster.Lease, s *schedule, log *slog.Logger) error {
+	t, err := tables.Get(ctx, w.pool, l.TableID)
+	if errors.Is(err, tables.ErrNotFound) {
+		return errTableDeleted
+	}
+	if err != nil {
+		return err
+	}
+	dlq, err := tables.DLQ(ctx, w.pool, l.TableID)
+	if err != nil {
+		return err
+	}
+	for _, tbl := range []*tables.Table{t, dlq} {
+		if err := w.commit(ctx, l, tbl); err != nil {
+			return err
+		}
+	}
+	if s.expiryDue(time.Now()) {
+		if err := w.expire(ctx, l, t, dlq); errors.Is(err, pgstore.ErrFenced) {
+			return err
+		} else if err != nil && ctx.Err() == nil {
+			log.Warn("writer: expiry failed, will retry", "err", err)
+		}
+	}
+	if s.checkDue(time.Now()) {
+		if err := w.checkPartitions(ctx, t); err != nil {
+			log.Warn("writer: partition check failed", "err", err)
+		}
+		if err := w.collect(ctx, l, t, dlq); err != nil {
+			log.Warn("writer: collection failed", "err", err)
+		}
+	}
+	return nil
 }
 
 // checkPartitions adds leases for partitions the topic gained; they start
