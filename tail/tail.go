@@ -30,6 +30,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
@@ -225,95 +226,115 @@ func (l *Loader) extend(ctx context.Context, base *commit.Head, offs map[int32]k
 // the lock.
 var errOvertaken = errors.New("tail: another commit extended the table")
 
+// loadSummary marks the snapshots of table loads.
+var loadSummary = map[string]string{icebergmeta.SummaryCommittedBy: icebergmeta.CommittedByLoad}
+
 // store takes the row lock and commits the tail files that take base's
 // content to offs, when the head still ends where base did for each
 // partition they extend. Otherwise it returns the head it found and
 // errOvertaken, or, when underLock is set, plans again from that head and
-// builds what is missing under the lock. Only ranges built (have) move the
-// content end: a range without a row of the table has no file but was read.
+// builds what is missing under the lock (wanted decides which). Only ranges
+// built (have) move the content end: a range without a row of the table
+// has no file but was read.
 func (l *Loader) store(ctx context.Context, base *commit.Head, offs map[int32]kafka.Offsets,
 	built map[tailRange]*commit.TailFile, have map[tailRange]bool, underLock bool) (*commit.Head, error) {
 	t, src := base.Table, base.Source
-	tx, err := l.pool.Begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback(ctx)
-	h, err := commit.Lock(ctx, tx, t, src)
-	if err != nil {
-		return nil, err
-	}
-	want := tailOf(base.Ends, offs)
-	for _, r := range want {
-		if h.Ends[r.partition] != base.Ends[r.partition] {
-			if !underLock {
-				return h, errOvertaken
+	var h *commit.Head
+	var add []*commit.TailFile
+	err := commit.InLock(ctx, l.pool, t, src, func(tx pgx.Tx, locked *commit.Head) error {
+		h = locked
+		want, err := wanted(base.Ends, h.Ends, offs, underLock)
+		if err != nil {
+			return err
+		}
+		if underLock {
+			if err := l.build(ctx, t, src, want, built, have); err != nil {
+				return err
 			}
-			want = tailOf(h.Ends, offs)
-			break
+		}
+		var ends map[int32]int64
+		if add, ends, err = gather(t, want, built, have); err != nil {
+			return err
+		}
+		if len(add) > 0 {
+			added := make([]icebergmeta.AddedFile, len(add))
+			for i, f := range add {
+				added[i] = f.Added(t)
+			}
+			res, err := commit.Append(ctx, tx, h, nil, loadSummary, added)
+			if err != nil {
+				return err
+			}
+			if err := commit.InsertTailFiles(ctx, tx, t, res.SnapshotID, add); err != nil {
+				return err
+			}
+		}
+		// Ranges without a row of this table (control records, the other
+		// table's rows) move the content end too: no later load reads them again.
+		return commit.SetEnds(ctx, tx, h, ends)
+	})
+	if errors.Is(err, errOvertaken) {
+		return h, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	l.committed(h, add)
+	return h, nil
+}
+
+// wanted returns the ranges a commit on a head whose content ends are
+// locked covers: the tail of base (the ends the files were built for) when
+// the ends did not move for any partition it extends. Otherwise it returns
+// errOvertaken, or, underLock, the tail from locked (built under the lock,
+// where no other commit can overtake it).
+func wanted(base, locked map[int32]int64, offs map[int32]kafka.Offsets, underLock bool) ([]tailRange, error) {
+	want := tailOf(base, offs)
+	for _, r := range want {
+		if locked[r.partition] != base[r.partition] {
+			if !underLock {
+				return nil, errOvertaken
+			}
+			return tailOf(locked, offs), nil
 		}
 	}
-	if underLock {
-		if err := l.build(ctx, t, src, want, built, have); err != nil {
-			return nil, err
-		}
-	}
+	return want, nil
+}
+
+// gather returns the tail files of want to commit (the ranges with a row of
+// t) and the content ends they move to. Every range must have been built.
+func gather(t *tables.Table, want []tailRange, built map[tailRange]*commit.TailFile, have map[tailRange]bool) (
+	[]*commit.TailFile, map[int32]int64, error) {
 	var add []*commit.TailFile
 	ends := map[int32]int64{}
 	for _, r := range want {
 		if !have[r] {
-			return nil, fmt.Errorf("tail: %s partition %d [%d, %d) was not built", t.FullName(), r.partition, r.start, r.end)
+			return nil, nil, fmt.Errorf("tail: %s partition %d [%d, %d) was not built", t.FullName(), r.partition, r.start, r.end)
 		}
 		if f := built[r]; f != nil {
 			add = append(add, f)
 		}
 		ends[r.partition] = r.end
 	}
-	if len(add) > 0 {
-		added := make([]icebergmeta.AddedFile, len(add))
-		for i, f := range add {
-			added[i] = f.Added(t)
-		}
-		md, err := h.Parsed()
-		if err != nil {
-			return nil, err
-		}
-		res, err := icebergmeta.Append(ctx, icebergmeta.AppendInput{
-			Metadata: h.Metadata, MetadataLocation: h.MetadataLocation, Parsed: md, Added: added,
-			SnapshotID: icebergmeta.NewSnapshotID(), Now: h.Now, Read: commit.Reader(tx),
-			Summary: map[string]string{icebergmeta.SummaryCommittedBy: icebergmeta.CommittedByLoad},
-		})
-		if err != nil {
-			return nil, fmt.Errorf("tail: snapshot of %s: %w", t.FullName(), err)
-		}
-		if err := commit.Store(ctx, tx, h, nil, "append", res); err != nil {
-			return nil, err
-		}
-		if err := commit.InsertTailFiles(ctx, tx, t, res.SnapshotID, add); err != nil {
-			return nil, err
+	return add, ends, nil
+}
+
+// committed counts the tail files a load committed on h and hands them to
+// OnBuilt.
+func (l *Loader) committed(h *commit.Head, add []*commit.TailFile) {
+	if len(add) == 0 {
+		return
+	}
+	l.snapshots.Inc()
+	for _, f := range add {
+		l.files.Inc()
+		l.built.Add(float64(f.Size))
+		if l.cfg.OnBuilt != nil {
+			l.cfg.OnBuilt(f.Key, f.File.Bytes)
 		}
 	}
-	// Ranges without a row of this table (control records, the other
-	// table's rows) move the content end too: no later load reads them again.
-	if err := commit.SetEnds(ctx, tx, h, ends); err != nil {
-		return nil, err
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return nil, err
-	}
-	if len(add) > 0 {
-		l.snapshots.Inc()
-		for _, f := range add {
-			l.files.Inc()
-			l.built.Add(float64(f.Size))
-			if l.cfg.OnBuilt != nil {
-				l.cfg.OnBuilt(f.Key, f.File.Bytes)
-			}
-		}
-		l.cfg.Logger.Debug("tail: committed", "table", t.FullName(), "snapshot_id", *h.CurrentSnapshotID,
-			"sequence_number", h.LastSequenceNumber, "files", len(add))
-	}
-	return h, nil
+	l.cfg.Logger.Debug("tail: committed", "table", h.Table.FullName(), "snapshot_id", *h.CurrentSnapshotID,
+		"sequence_number", h.LastSequenceNumber, "files", len(add))
 }
 
 // build builds the tail file of each range of tail that has not been built
