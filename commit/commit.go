@@ -121,7 +121,7 @@ func ReadIn(ctx context.Context, q tables.Querier, t, src *tables.Table) (*Head,
 }
 
 func readHead(ctx context.Context, tx tables.Querier, query string, t, src *tables.Table) (*Head, error) {
-	h := &Head{Table: t, Source: src, Ends: map[int32]int64{}}
+	h := &Head{Table: t, Source: src}
 	if err := tx.QueryRow(ctx, query, t.ID).Scan(&h.MetadataLocation, &h.CurrentSnapshotID, &h.LastSequenceNumber, &h.Now); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, fmt.Errorf("commit: %s: %w", t.FullName(), tables.ErrNotFound)
@@ -136,15 +136,23 @@ func readHead(ctx context.Context, tx tables.Querier, query string, t, src *tabl
 	if err != nil {
 		return nil, err
 	}
-	var p int32
-	var end int64
-	if _, err := pgx.ForEachRow(rows, []any{&p, &end}, func() error {
-		h.Ends[p] = end
-		return nil
-	}); err != nil {
+	if h.Ends, err = CollectOffsets(rows); err != nil {
 		return nil, err
 	}
 	return h, nil
+}
+
+// CollectOffsets collects rows of (partition, offset) into a map by
+// partition, and closes rows.
+func CollectOffsets(rows pgx.Rows) (map[int32]int64, error) {
+	out := map[int32]int64{}
+	var p int32
+	var off int64
+	_, err := pgx.ForEachRow(rows, []any{&p, &off}, func() error {
+		out[p] = off
+		return nil
+	})
+	return out, err
 }
 
 // ReadFile returns the content of the metadata file at location (s3://…

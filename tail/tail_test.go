@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/table"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -23,6 +24,20 @@ import (
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// load loads table id through l as the catalog would, from its committed
+// head, and returns the metadata it answers.
+func load(t *testing.T, pool *pgxpool.Pool, l *tail.Loader, id int64) table.Metadata {
+	t.Helper()
+	ctx := context.Background()
+	var loc string
+	require.NoError(t, pool.QueryRow(ctx, `SELECT metadata_location FROM tables WHERE id = $1`, id).Scan(&loc))
+	res, err := l.LoadTable(ctx, catalog.Table{ID: id, MetadataLocation: loc})
+	require.NoError(t, err)
+	md, err := table.ParseMetadataBytes(res.Metadata)
+	require.NoError(t, err)
+	return md
+}
 
 // Loads of six loaders (as on six nodes) race each other while a producer
 // writes: their commits form one chain of appends, one sequence number
@@ -64,15 +79,6 @@ func TestConcurrentLoadsFormOneChain(t *testing.T) {
 		}
 	}()
 
-	load := func(l *tail.Loader) table.Metadata {
-		var loc string
-		require.NoError(t, pool.QueryRow(ctx, `SELECT metadata_location FROM tables WHERE id = $1`, tbl.ID).Scan(&loc))
-		res, err := l.LoadTable(ctx, catalog.Table{ID: tbl.ID, MetadataLocation: loc})
-		require.NoError(t, err)
-		md, err := table.ParseMetadataBytes(res.Metadata)
-		require.NoError(t, err)
-		return md
-	}
 	var handed sync.Map
 	deadline := time.Now().Add(3 * time.Second)
 	for range 6 {
@@ -81,7 +87,7 @@ func TestConcurrentLoadsFormOneChain(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for time.Now().Before(deadline) {
-				if s := load(l).CurrentSnapshot(); s != nil {
+				if s := load(t, pool, l, tbl.ID).CurrentSnapshot(); s != nil {
 					handed.Store(s.SnapshotID, s.SequenceNumber)
 				}
 			}
@@ -91,7 +97,7 @@ func TestConcurrentLoadsFormOneChain(t *testing.T) {
 	stop()
 	wg.Wait()
 
-	md := load(tail.New(pool, kc, tail.Config{}))
+	md := load(t, pool, tail.New(pool, kc, tail.Config{}), tbl.ID)
 	cur := md.CurrentSnapshot()
 	require.Equal(t, strconv.FormatInt(produced.Load(), 10), cur.Summary.Properties["total-records"])
 	// One chain of appends, each sequence number once, every snapshot a
@@ -170,13 +176,7 @@ func TestLoadIncludesNewPartitions(t *testing.T) {
 	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Topic: "g", Partition: 2, Value: []byte("new")},
 		&kgo.Record{Topic: "g", Partition: 0, Value: []byte("old")}).FirstErr())
 
-	l := tail.New(pool, kc, tail.Config{})
-	var loc string
-	require.NoError(t, pool.QueryRow(ctx, `SELECT metadata_location FROM tables WHERE id = $1`, tbl.ID).Scan(&loc))
-	res, err := l.LoadTable(ctx, catalog.Table{ID: tbl.ID, MetadataLocation: loc})
-	require.NoError(t, err)
-	md, err := table.ParseMetadataBytes(res.Metadata)
-	require.NoError(t, err)
+	md := load(t, pool, tail.New(pool, kc, tail.Config{}), tbl.ID)
 	require.Equal(t, "2", md.CurrentSnapshot().Summary.Properties["total-records"])
 	var parts, leases int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM partitions WHERE table_id = $1`, tbl.ID).Scan(&parts))

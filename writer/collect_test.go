@@ -9,6 +9,7 @@ import (
 
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -101,11 +102,8 @@ func TestSnapshotExpiryAndCollection(t *testing.T) {
 	}
 	rows, err = pool.Query(ctx, `SELECT snapshot_id FROM snapshots WHERE table_id = $1 AND expired_at IS NULL`, tbl.ID)
 	require.NoError(t, err)
-	for rows.Next() {
-		var id int64
-		require.NoError(t, rows.Scan(&id))
-		unexpired = append(unexpired, id)
-	}
+	unexpired, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+	require.NoError(t, err)
 	slices.Sort(inMetadata)
 	slices.Sort(unexpired)
 	require.Equal(t, unexpired, inMetadata)
@@ -146,11 +144,8 @@ func TestSnapshotExpiryAndCollection(t *testing.T) {
 	}
 	rows, err = pool.Query(ctx, `SELECT path FROM data_files WHERE table_id = $1 AND committed_snapshot_id IS NOT NULL`, tbl.ID)
 	require.NoError(t, err)
-	for rows.Next() {
-		var p string
-		require.NoError(t, rows.Scan(&p))
-		live = append(live, p)
-	}
+	live, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
 	slices.Sort(planned)
 	slices.Sort(live)
 	require.Equal(t, live, planned)

@@ -266,7 +266,7 @@ func (w *Writer) plan(ctx context.Context, t, src *tables.Table) (*roundPlan, er
 // read reads t's head, its uncommitted indexed data files, the indexed
 // ends and the live tail files in one database snapshot.
 func (w *Writer) read(ctx context.Context, t, src *tables.Table) (*roundState, error) {
-	s := &roundState{targets: map[int32]int64{}}
+	s := &roundState{}
 	err := pgx.BeginTxFunc(ctx, w.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var err error
 		if s.head, err = commit.ReadIn(ctx, tx, t, src); err != nil {
@@ -287,12 +287,7 @@ func (w *Writer) read(ctx context.Context, t, src *tables.Table) (*roundState, e
 		if err != nil {
 			return err
 		}
-		var part int32
-		var end int64
-		if _, err := pgx.ForEachRow(rows, []any{&part, &end}, func() error {
-			s.targets[part] = end
-			return nil
-		}); err != nil {
+		if s.targets, err = commit.CollectOffsets(rows); err != nil {
 			return err
 		}
 		s.tails, err = commit.LiveTailFiles(ctx, tx, t)
