@@ -1,6 +1,7 @@
 package writer_test
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -96,17 +98,13 @@ func TestSnapshotExpiryAndCollection(t *testing.T) {
 	require.NoError(t, rows.Err())
 	md, err := table.ParseMetadataBytes(files[tables.Key(loc)])
 	require.NoError(t, err)
-	var inMetadata, unexpired []int64
+	var inMetadata []int64
 	for _, s := range md.Snapshots() {
 		inMetadata = append(inMetadata, s.SnapshotID)
 	}
-	rows, err = pool.Query(ctx, `SELECT snapshot_id FROM snapshots WHERE table_id = $1 AND expired_at IS NULL`, tbl.ID)
-	require.NoError(t, err)
-	unexpired, err = pgx.CollectRows(rows, pgx.RowTo[int64])
-	require.NoError(t, err)
 	slices.Sort(inMetadata)
-	slices.Sort(unexpired)
-	require.Equal(t, unexpired, inMetadata)
+	require.Equal(t, sortedColumn[int64](t, pool, `SELECT snapshot_id FROM snapshots WHERE table_id = $1 AND expired_at IS NULL`, tbl.ID),
+		inMetadata)
 	require.Less(t, len(inMetadata), commits/2, "snapshots expired")
 
 	// Manifest lists and manifests stored = those the remaining rows name.
@@ -138,17 +136,13 @@ func TestSnapshotExpiryAndCollection(t *testing.T) {
 	it := table.New(table.Identifier{"t", "c"}, md, loc, func(context.Context) (iceio.IO, error) { return fs, nil }, nil)
 	tasks, err := it.Scan().PlanFiles(ctx)
 	require.NoError(t, err)
-	var planned, live []string
+	var planned []string
 	for _, task := range tasks {
 		planned = append(planned, tables.Key(task.File.FilePath()))
 	}
-	rows, err = pool.Query(ctx, `SELECT path FROM data_files WHERE table_id = $1 AND committed_snapshot_id IS NOT NULL`, tbl.ID)
-	require.NoError(t, err)
-	live, err = pgx.CollectRows(rows, pgx.RowTo[string])
-	require.NoError(t, err)
 	slices.Sort(planned)
-	slices.Sort(live)
-	require.Equal(t, live, planned)
+	require.Equal(t, sortedColumn[string](t, pool, `SELECT path FROM data_files WHERE table_id = $1 AND committed_snapshot_id IS NOT NULL`, tbl.ID),
+		planned)
 	first := int64(-1)
 	for _, p := range planned {
 		ref, ok := tables.ParseDataFileKey(p)
@@ -158,4 +152,15 @@ func TestSnapshotExpiryAndCollection(t *testing.T) {
 		}
 	}
 	require.EqualValues(t, 5, first, "the table starts at the log start")
+}
+
+// sortedColumn returns the values of query's one column, sorted.
+func sortedColumn[T cmp.Ordered](t *testing.T, pool *pgxpool.Pool, query string, args ...any) []T {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), query, args...)
+	require.NoError(t, err)
+	out, err := pgx.CollectRows(rows, pgx.RowTo[T])
+	require.NoError(t, err)
+	slices.Sort(out)
+	return out
 }
