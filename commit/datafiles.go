@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/minkhq/mink/datafile"
+	"github.com/minkhq/mink/icebergmeta"
 	"github.com/minkhq/mink/pgstore"
 	"github.com/minkhq/mink/tables"
 )
@@ -33,6 +34,11 @@ type DataFile struct {
 // Key is f's key in t.
 func (f *DataFile) Key(t *tables.Table) string {
 	return t.DataFileKeyGen(f.Partition, f.Start, f.End, datafile.EncoderVersion, f.Generation)
+}
+
+// Added is f as a data file to add in a commit of t.
+func (f *DataFile) Added(t *tables.Table) icebergmeta.AddedFile {
+	return icebergmeta.AddedFile{Path: Warehouse(t) + f.Key(t), Partition: f.Partition, FileSize: int64(len(f.File.Bytes)), Stats: f.File.Stats}
 }
 
 // InsertDataFile records f as a data file of t in tx. The caller's

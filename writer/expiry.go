@@ -159,8 +159,7 @@ func (rp *rewritePlan) change(t *tables.Table) commit.Change {
 		c.Op = "overwrite"
 	}
 	for _, a := range rp.add {
-		c.Added = append(c.Added, icebergmeta.AddedFile{Path: commit.Warehouse(t) + a.Key(t), Partition: a.Partition,
-			FileSize: int64(len(a.File.Bytes)), Stats: a.File.Stats})
+		c.Added = append(c.Added, a.Added(t))
 	}
 	return c
 }
