@@ -46,8 +46,9 @@ func (w *Writer) expiryInterval() time.Duration { return expiryEvery * w.cfg.Com
 // additions of a table go in one snapshot under the table's row lock, fenced
 // by the writer epoch: "replace" when the added files hold as many rows as
 // the removed ones (only re-encodes), "delete" when it only removes,
-// "overwrite" otherwise. Indexed ranges are not touched: the indexer goes on
-// from where it was.
+// "overwrite" otherwise. Cleared marks are written in that transaction, or,
+// when nothing is removed, in one fenced by check_epoch.sql. Indexed ranges
+// are not touched: the indexer goes on from where it was.
 func (w *Writer) expire(ctx context.Context, l cluster.Lease, t, dlq *tables.Table) error {
 	offs, err := w.kafka.ListOffsets(ctx, t.Topic)
 	if err != nil {
