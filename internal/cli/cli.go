@@ -205,11 +205,15 @@ func positive(fs *flag.FlagSet, names ...string) error {
 }
 
 // settingError is a usageError naming the flag of the setting a config's
-// Validate rejected (lease_ttl → --lease-ttl).
+// Validate rejected (lease_ttl → --lease-ttl), and for a missing one its
+// variable too.
 func settingError(fs *flag.FlagSet, err error) error {
 	var se *settings.Error
 	if errors.As(err, &se) {
 		if name := strings.ReplaceAll(se.Key, "_", "-"); fs.Lookup(name) != nil {
+			if se.Problem == settings.Missing {
+				return usagef("--%s %s (or %s)", name, se.Problem, envName(name))
+			}
 			return usagef("--%s %s", name, se.Problem)
 		}
 	}

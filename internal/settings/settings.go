@@ -31,10 +31,13 @@ func Errorf(key, format string, a ...any) error {
 	return &Error{Key: key, Problem: fmt.Sprintf(format, a...)}
 }
 
+// Missing is the Problem of a required setting left empty.
+const Missing = "is required"
+
 // Required returns an *Error when v is empty.
 func Required(key, v string) error {
 	if v == "" {
-		return &Error{Key: key, Problem: "is required"}
+		return &Error{Key: key, Problem: Missing}
 	}
 	return nil
 }
