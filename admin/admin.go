@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -27,15 +26,6 @@ import (
 // maxBody bounds a table definition (its schema included).
 const maxBody = 1 << 20
 
-// Config wires the admin API.
-type Config struct {
-	NodeID    string
-	Warehouse string
-	// Local answers /admin/v1/nodes/{this node}/<what> (e.g. "cache").
-	Local  func(what string) (any, bool)
-	Logger *slog.Logger
-}
-
 // Handler serves /admin/v1/.
 type Handler struct {
 	pool  *pgxpool.Pool
@@ -44,10 +34,12 @@ type Handler struct {
 	mux   *http.ServeMux
 }
 
-// New returns the admin handler.
+// New returns the admin handler. It panics on a cfg that Validate rejects
+// (`mink serve` validates its settings before it starts anything).
 func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Handler {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		panic(err)
 	}
 	h := &Handler{pool: pool, kafka: kc, cfg: cfg, mux: http.NewServeMux()}
 	h.mux.HandleFunc("POST /admin/v1/tables", h.createTable)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"strings"
 	"sync"
@@ -203,7 +204,9 @@ func startPGNode(ctx context.Context, url, id string, ttl time.Duration) (*pgNod
 	if err != nil {
 		return nil, err
 	}
-	c, err := cluster.New(pool, cluster.Config{NodeID: id, AdvertiseURL: "http://" + id, LeaseTTL: ttl}, idleJobs{})
+	// Hundreds of simulated nodes: their log lines would drown the report.
+	c, err := cluster.New(pool, cluster.Config{NodeID: id, AdvertiseURL: "http://" + id, LeaseTTL: ttl,
+		Logger: slog.New(slog.DiscardHandler)}, idleJobs{})
 	if err != nil {
 		pool.Close()
 		return nil, err

@@ -3,17 +3,17 @@ package catalog
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/minkhq/mink/internal/settings"
+	"github.com/minkhq/mink/tables"
 )
 
 // Defaults of [Config].
 const (
-	DefaultWarehouse       = "mink"
 	DefaultRegion          = "us-east-1"
 	DefaultAccessKeyID     = "mink"
 	DefaultSecretAccessKey = "mink"
@@ -26,8 +26,8 @@ const (
 type Config struct {
 	// Warehouse is the bucket of every Mink location: table metadata lives at
 	// s3://<Warehouse>/<namespace levels joined by '/'>/<table>/metadata/….
-	// It must match the warehouse the tables were created with (`--warehouse`).
-	// Default "mink".
+	// It must match the warehouse the tables were created with (`--warehouse`;
+	// the rule is tables.CheckWarehouse). Default tables.DefaultWarehouse.
 	Warehouse string
 
 	// AdvertiseURL is this node's base URL as engines reach it (`--advertise`,
@@ -37,26 +37,28 @@ type Config struct {
 
 	// Region is given to engines as s3.region and client.region. Mink's S3
 	// API ignores it, but S3 clients refuse to sign without one. Default
-	// "us-east-1".
+	// DefaultRegion.
 	Region string
 
 	// AccessKeyID and SecretAccessKey are the static credentials that the S3
 	// API accepts, handed to engines in every LoadTableResult (never in the
-	// catalog-wide defaults). Defaults "mink" and "mink".
+	// catalog-wide defaults). Defaults DefaultAccessKeyID and
+	// DefaultSecretAccessKey.
 	AccessKeyID     string
 	SecretAccessKey string
 
 	// QueryTimeout bounds each request's use of Postgres, connecting
 	// included, so that an unreachable database answers 503 instead of
-	// holding the engine's request (docs/design.md §3.4). Default 5s.
-	QueryTimeout time.Duration
+	// holding the engine's request (docs/design.md §3.4). Default
+	// DefaultQueryTimeout.
+	QueryTimeout time.Duration `setting:"query_timeout"`
 
 	// RetryAfter is the Retry-After of a 503 answer, rounded up to whole
-	// seconds. Default 2s.
-	RetryAfter time.Duration
+	// seconds. Default DefaultRetryAfter.
+	RetryAfter time.Duration `setting:"retry_after"`
 
 	// Logger receives request errors, with the namespace and table they
-	// concern. Default slog.Default().
+	// concern. Nil means slog.Default().
 	Logger *slog.Logger
 
 	// Loader chooses the metadata a table load returns, given the committed
@@ -112,55 +114,35 @@ func (committedLoader) LoadTable(_ context.Context, committed Table) (Table, err
 // Retry-After; Loaders wrap it to ask for the same.
 var ErrUnavailable = errors.New("catalog: unavailable")
 
-var warehouseName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+// WithDefaults returns cfg with every zero field but AdvertiseURL set to its
+// default, and AdvertiseURL without a trailing '/'.
+func (cfg Config) WithDefaults() Config {
+	cfg.AdvertiseURL = strings.TrimRight(cfg.AdvertiseURL, "/")
+	return settings.Defaults(cfg, Config{Warehouse: tables.DefaultWarehouse, Region: DefaultRegion,
+		AccessKeyID: DefaultAccessKeyID, SecretAccessKey: DefaultSecretAccessKey, QueryTimeout: DefaultQueryTimeout,
+		RetryAfter: DefaultRetryAfter, Logger: slog.Default(), Loader: committedLoader{}})
+}
 
-// withDefaults returns cfg with its zero fields set to their defaults and
-// checks the result.
-func (cfg Config) withDefaults() (Config, error) {
-	if cfg.Warehouse == "" {
-		cfg.Warehouse = DefaultWarehouse
-	}
-	if cfg.Region == "" {
-		cfg.Region = DefaultRegion
-	}
-	if cfg.AccessKeyID == "" {
-		cfg.AccessKeyID = DefaultAccessKeyID
-	}
-	if cfg.SecretAccessKey == "" {
-		cfg.SecretAccessKey = DefaultSecretAccessKey
-	}
-	if cfg.QueryTimeout == 0 {
-		cfg.QueryTimeout = DefaultQueryTimeout
-	}
-	if cfg.RetryAfter == 0 {
-		cfg.RetryAfter = DefaultRetryAfter
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Loader == nil {
-		cfg.Loader = committedLoader{}
-	}
+// Validate returns a wrapped *settings.Error for a warehouse
+// tables.CheckWarehouse rejects, a missing or malformed AdvertiseURL, or a
+// negative duration.
+func (cfg Config) Validate() error {
+	return settings.Check("catalog", tables.CheckWarehouse(cfg.WithDefaults().Warehouse),
+		checkAdvertise(cfg.AdvertiseURL), settings.Negative(cfg))
+}
 
-	if !warehouseName.MatchString(cfg.Warehouse) {
-		return cfg, fmt.Errorf("catalog: warehouse %q is not a bucket name ([A-Za-z0-9._-]+)", cfg.Warehouse)
+// checkAdvertise: the advertised URL is the engines' s3.endpoint, so it
+// must be an absolute http(s) URL they can append a bucket path to.
+func checkAdvertise(advertise string) error {
+	if advertise == "" {
+		return settings.Errorf("advertise", "is required (it is the engines' s3.endpoint)")
 	}
-	if cfg.AdvertiseURL == "" {
-		return cfg, errors.New("catalog: the advertised URL is required (it is the engines' s3.endpoint)")
-	}
-	u, err := url.Parse(cfg.AdvertiseURL)
+	u, err := url.Parse(advertise)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return cfg, fmt.Errorf("catalog: advertised URL %q is not an absolute http(s) URL", cfg.AdvertiseURL)
+		return settings.Errorf("advertise", "%q is not an absolute http(s) URL", advertise)
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
-		return cfg, fmt.Errorf("catalog: advertised URL %q has a query or fragment", cfg.AdvertiseURL)
+		return settings.Errorf("advertise", "%q has a query or fragment", advertise)
 	}
-	cfg.AdvertiseURL = strings.TrimRight(cfg.AdvertiseURL, "/")
-	if cfg.QueryTimeout < 0 {
-		return cfg, fmt.Errorf("catalog: query timeout %v is negative", cfg.QueryTimeout)
-	}
-	if cfg.RetryAfter < 0 {
-		return cfg, fmt.Errorf("catalog: retry-after %v is negative", cfg.RetryAfter)
-	}
-	return cfg, nil
+	return nil
 }

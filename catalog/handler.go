@@ -97,7 +97,8 @@ type configResponse struct {
 // New returns the catalog's HTTP handler, reading from pool (migrated by
 // pgstore). It checks cfg and fills its defaults.
 func New(cfg Config, pool *pgxpool.Pool) (*Handler, error) {
-	cfg, err := cfg.withDefaults()
+	cfg = cfg.WithDefaults()
+	err := cfg.Validate()
 	if err != nil {
 		return nil, err
 	}

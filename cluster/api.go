@@ -2,10 +2,7 @@ package cluster
 
 import (
 	"context"
-	"log/slog"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Roles a node can have (docs/design.md §1).
@@ -19,30 +16,6 @@ const (
 	KindPartition = "partition"
 	KindWriter    = "writer"
 )
-
-// Config configures one node's membership and lease loop.
-type Config struct {
-	// NodeID is this node's id (docs/design.md §1: --node-id).
-	NodeID string
-	// AdvertiseURL is the base URL other nodes and clients use to reach
-	// this node (--advertise), e.g. "http://10.0.0.5:8181".
-	AdvertiseURL string
-	// Roles is a subset of {indexer, server}. Default: both.
-	Roles []string
-	// LeaseTTL is the `lease_ttl` of docs/design.md §3.1 (default 30s). The node
-	// renews its row and leases every LeaseTTL/3.
-	LeaseTTL time.Duration
-	// MaxPartitions is the `max_partitions` of docs/design.md §3.3: a cap on the
-	// partition leases this node holds across all tables (0 = no cap).
-	MaxPartitions int
-	// SafetyMargin is subtracted from the trust window (docs/design.md §3.2).
-	// Default LeaseTTL/6.
-	SafetyMargin time.Duration
-	// Registerer receives the lease metrics (mink_lease_*_total,
-	// mink_leases_held, mink_cluster_rounds_total); nil registers nothing.
-	Registerer prometheus.Registerer
-	Logger     *slog.Logger
-}
 
 // Lease is a lease this node holds, as handed to the job that runs under it.
 type Lease struct {

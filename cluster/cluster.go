@@ -41,12 +41,8 @@ func mustSQL(name string) string {
 	return string(b)
 }
 
-// Defaults (docs/design.md §3.1, §3.2).
-const (
-	DefaultLeaseTTL = 30 * time.Second
-	// stopTimeout bounds the final statements of a clean stop.
-	stopTimeout = 5 * time.Second
-)
+// stopTimeout bounds the final statements of a clean stop.
+const stopTimeout = 5 * time.Second
 
 // ErrNodeIDInUse is the error of a round while another live process has
 // registered the same node id: this node waits for that row to expire and
@@ -114,7 +110,7 @@ func (j *job) finished() bool {
 	}
 }
 
-// New validates cfg, fills its defaults and returns a Cluster that does
+// New fills cfg's defaults, validates it and returns a Cluster that does
 // nothing until Run. cfg.NodeID is required (the caller defaults it).
 func New(pool *pgxpool.Pool, cfg Config, jobs Jobs) (*Cluster, error) {
 	if pool == nil {
@@ -123,39 +119,9 @@ func New(pool *pgxpool.Pool, cfg Config, jobs Jobs) (*Cluster, error) {
 	if jobs == nil {
 		return nil, errors.New("cluster: nil jobs")
 	}
-	if cfg.NodeID == "" {
-		return nil, errors.New("cluster: node id is required")
-	}
-	if len(cfg.Roles) == 0 {
-		cfg.Roles = []string{RoleIndexer, RoleServer}
-	}
-	cfg.Roles = slices.Clone(cfg.Roles)
-	slices.Sort(cfg.Roles)
-	cfg.Roles = slices.Compact(cfg.Roles)
-	for _, r := range cfg.Roles {
-		if r != RoleIndexer && r != RoleServer {
-			return nil, fmt.Errorf("cluster: unknown role %q (want %s or %s)", r, RoleIndexer, RoleServer)
-		}
-	}
-	if cfg.LeaseTTL == 0 {
-		cfg.LeaseTTL = DefaultLeaseTTL
-	}
-	if cfg.LeaseTTL < 30*time.Millisecond {
-		return nil, fmt.Errorf("cluster: lease ttl %s is too short", cfg.LeaseTTL)
-	}
-	if cfg.SafetyMargin == 0 {
-		cfg.SafetyMargin = cfg.LeaseTTL / 6
-	}
-	// The trust window must outlast the time to the next renewal (one
-	// period plus that renewal's timeout), or jobs would stop every round.
-	if cfg.SafetyMargin < 0 || cfg.SafetyMargin >= cfg.LeaseTTL/3 {
-		return nil, fmt.Errorf("cluster: safety margin %s must be in [0, lease_ttl/3 = %s)", cfg.SafetyMargin, cfg.LeaseTTL/3)
-	}
-	if cfg.MaxPartitions < 0 {
-		return nil, fmt.Errorf("cluster: max partitions %d is negative", cfg.MaxPartitions)
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	return &Cluster{
 		pool:     pool,

@@ -6,12 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
@@ -19,34 +17,6 @@ import (
 
 	"github.com/minkhq/mink/node"
 )
-
-// DevConfig configures `mink dev`.
-type DevConfig struct {
-	// Nodes is how many Mink nodes to run in this process (--nodes).
-	// Default 1.
-	Nodes int
-	// Kafka, when set, is an existing Kafka to use (--kafka) instead of
-	// the in-process one.
-	Kafka []string
-	// BasePort is the first node's HTTP port; node i listens on BasePort+i.
-	// Default 8181. EphemeralPorts lets the system pick free ports instead.
-	BasePort       int
-	EphemeralPorts bool
-	// PostgresURL, when set, is used instead of a throwaway cluster.
-	PostgresURL string
-	// DataFile is the USGS feed to produce. Default: found by FindData.
-	DataFile string
-	// LeaseTTL for the dev nodes. Default 10s (short, so a demo of a
-	// stopped node shows its leases moving quickly).
-	LeaseTTL time.Duration
-	// FlushInterval and CommitInterval of the nodes. Default 500ms each.
-	FlushInterval, CommitInterval time.Duration
-	Logger                        *slog.Logger
-	// Out receives the banner (catalog URI, commands). Default stdout.
-	Out io.Writer
-	// Command is how the banner names the mink binary. Default "mink".
-	Command string
-}
 
 // Env is a running development environment.
 type Env struct {
@@ -81,23 +51,9 @@ func (e *Env) Stop() {
 
 // StartEnv starts PostgreSQL, Kafka (unless given) and the nodes.
 func StartEnv(ctx context.Context, cfg DevConfig) (_ *Env, err error) {
-	if cfg.Nodes <= 0 {
-		cfg.Nodes = 1
-	}
-	if cfg.BasePort == 0 {
-		cfg.BasePort = 8181
-	}
-	if cfg.LeaseTTL == 0 {
-		cfg.LeaseTTL = 10 * time.Second
-	}
-	if cfg.FlushInterval == 0 {
-		cfg.FlushInterval = 500 * time.Millisecond
-	}
-	if cfg.CommitInterval == 0 {
-		cfg.CommitInterval = 500 * time.Millisecond
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	// env is not the named result: every `return nil, err` below must still
 	// let this deferred cleanup stop what was started.
@@ -138,7 +94,7 @@ func StartEnv(ctx context.Context, cfg DevConfig) (_ *Env, err error) {
 			NodeID:         fmt.Sprintf("dev-%d", i+1),
 			LeaseTTL:       cfg.LeaseTTL,
 			CacheDir:       fmt.Sprintf("%s/node-%d", cacheRoot, i+1),
-			CacheSize:      1 << 30,
+			CacheSize:      NodeCacheSize,
 			FlushInterval:  cfg.FlushInterval,
 			CommitInterval: cfg.CommitInterval,
 			Logger:         cfg.Logger,
@@ -155,12 +111,7 @@ func StartEnv(ctx context.Context, cfg DevConfig) (_ *Env, err error) {
 // `earthquakes` (3 partitions) filled with the USGS feed, and table
 // demo.earthquakes (json).
 func Dev(ctx context.Context, cfg DevConfig) error {
-	if cfg.Out == nil {
-		cfg.Out = os.Stdout
-	}
-	if cfg.Command == "" {
-		cfg.Command = "mink"
-	}
+	cfg = cfg.WithDefaults()
 	if cfg.DataFile == "" {
 		p, ok := FindData(USGSFile)
 		if !ok {

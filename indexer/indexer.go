@@ -12,7 +12,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"log/slog"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -28,28 +27,6 @@ import (
 	"github.com/minkhq/mink/pgstore"
 	"github.com/minkhq/mink/tables"
 )
-
-// Config tunes indexing.
-type Config struct {
-	// FlushInterval cuts a range this long after its first record even if it
-	// is small (docs/design.md §4.3). Default 2s.
-	FlushInterval time.Duration
-	// RangeSize cuts a range once its records' keys and values reach this
-	// many bytes. Default 16 MiB.
-	RangeSize int64
-	// MemoryBudget bounds the records all partitions of this indexer hold
-	// between fetch and range cut, in bytes (keys, values and
-	// recordOverhead per record). A partition whose next record would pass
-	// it cuts its range early. Default 128 MiB. Builds run at most
-	// GOMAXPROCS at a time, for the same reason.
-	MemoryBudget int64
-	// OnBuilt, when set, receives each data file the indexer built, by key,
-	// so that a node that owns the file can keep it in its cache.
-	OnBuilt func(key string, content []byte)
-	// Registerer receives the indexer's metrics; nil registers nothing.
-	Registerer prometheus.Registerer
-	Logger     *slog.Logger
-}
 
 // Indexer indexes partitions of held leases.
 type Indexer struct {
@@ -70,19 +47,12 @@ type metrics struct {
 	fenced                              prometheus.Counter
 }
 
-// New returns an indexer.
+// New returns an indexer. It panics on a cfg that Validate rejects (`mink
+// serve` validates its settings before it starts anything).
 func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Indexer {
-	if cfg.FlushInterval <= 0 {
-		cfg.FlushInterval = 2 * time.Second
-	}
-	if cfg.RangeSize <= 0 {
-		cfg.RangeSize = 16 << 20
-	}
-	if cfg.MemoryBudget <= 0 {
-		cfg.MemoryBudget = 128 << 20
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		panic(err)
 	}
 	labels := []string{"table", "partition"}
 	m := metrics{

@@ -36,25 +36,11 @@ type Client struct {
 	timeout time.Duration
 }
 
-// Config says how to reach Kafka.
-type Config struct {
-	// Brokers are seed addresses, HOST:PORT (--kafka, MINK_KAFKA_BROKERS).
-	Brokers []string
-	// RequestTimeout bounds each metadata or offset request. Default 10s.
-	RequestTimeout time.Duration
-	Logger         *slog.Logger
-}
-
 // New returns a client; it does not contact Kafka until first used.
 func New(cfg Config) (*Client, error) {
-	if len(cfg.Brokers) == 0 {
-		return nil, errors.New("kafka: no brokers configured")
-	}
-	if cfg.RequestTimeout == 0 {
-		cfg.RequestTimeout = 10 * time.Second
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...), kgo.RequestRetries(2),
 		kgo.RetryTimeout(cfg.RequestTimeout))

@@ -1,25 +1,25 @@
 // Package node wires one `mink serve` process: configuration, the start
 // and stop order, and the HTTP surfaces (docs/design.md §5).
 //
-// Start order: PostgreSQL pool (migrated), Kafka client, S3 API and cache,
-// REST catalog, admin API, HTTP listener, then the cluster loop (register,
-// take leases, run indexers and writers). Stop runs it backwards: the
+// Start order: the settings are checked (Config.Validate, before any
+// connection), then the PostgreSQL pool (migrated), Kafka client, HTTP
+// listener (which fixes the advertised URL), S3 API and cache, REST
+// catalog, admin API, HTTP server, then the cluster loop (register, take
+// leases, run indexers and writers). config.go decides what each part
+// gets (plan); Start connects and starts them. Stop runs it backwards: the
 // cluster loop stops jobs, releases leases and deletes the node row, then
 // the HTTP server closes (see Node.Stop), then the clients.
 package node
 
 import (
+	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -41,84 +41,6 @@ import (
 	"github.com/minkhq/mink/writer"
 )
 
-// Config is everything `mink serve` takes (docs/design.md §5, command line). Flag
-// names are in brackets; each has a MINK_* variable and a YAML key.
-type Config struct {
-	// PostgresURL (--postgres, MINK_POSTGRES_URL). Required.
-	PostgresURL string
-	// KafkaBrokers (--kafka, MINK_KAFKA_BROKERS), HOST:PORT. Required.
-	KafkaBrokers []string
-	// Listen is the HTTP address (--listen). Default ":8181".
-	Listen string
-	// Advertise is the URL others reach this node at (--advertise).
-	// Default http://127.0.0.1:<listen port>.
-	Advertise string
-	// NodeID (--node-id). Default hostname + random suffix.
-	NodeID string
-	// Roles (--roles): indexer, server. Default both.
-	Roles []string
-	// LeaseTTL is `lease_ttl` (--lease-ttl), docs/design.md §3.1. Default 30s.
-	LeaseTTL time.Duration
-	// MaxPartitions is `max_partitions` (--max-partitions), docs/design.md §3.3.
-	MaxPartitions int
-	// CacheDir (--cache-dir). Default a directory under the system temp dir.
-	CacheDir string
-	// CacheSize in bytes (--cache-size). Default 10 GiB.
-	CacheSize int64
-	// Warehouse is the S3 bucket name (--warehouse). Default "mink".
-	Warehouse string
-	// FlushInterval and RangeSize cut indexed ranges (docs/design.md §4.3).
-	FlushInterval time.Duration
-	RangeSize     int64
-	// IndexMemory bounds the records the node's indexers hold (bytes;
-	// indexer.Config.MemoryBudget). Default 128 MiB.
-	IndexMemory int64
-	// Pprof serves net/http/pprof at /debug/pprof/.
-	Pprof bool
-	// CommitInterval is the writer's commit period (docs/design.md §4.6).
-	CommitInterval time.Duration
-	Logger         *slog.Logger
-}
-
-func (c *Config) defaults() error {
-	if c.PostgresURL == "" {
-		return errors.New("node: --postgres is required")
-	}
-	if len(c.KafkaBrokers) == 0 {
-		return errors.New("node: --kafka is required")
-	}
-	if c.Listen == "" {
-		c.Listen = ":8181"
-	}
-	if c.NodeID == "" {
-		host, _ := os.Hostname()
-		var b [3]byte
-		_, _ = rand.Read(b[:])
-		c.NodeID = host + "-" + hex.EncodeToString(b[:])
-	}
-	if len(c.Roles) == 0 {
-		c.Roles = []string{cluster.RoleIndexer, cluster.RoleServer}
-	}
-	for _, r := range c.Roles {
-		if r != cluster.RoleIndexer && r != cluster.RoleServer {
-			return fmt.Errorf("node: unknown role %q (roles are indexer, server)", r)
-		}
-	}
-	if c.LeaseTTL == 0 {
-		c.LeaseTTL = 30 * time.Second
-	}
-	if c.Warehouse == "" {
-		c.Warehouse = "mink"
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	if c.CacheDir == "" {
-		c.CacheDir = filepath.Join(os.TempDir(), "mink-cache-"+c.NodeID)
-	}
-	return nil
-}
-
 // Node is a running `mink serve`.
 type Node struct {
 	cfg      Config
@@ -136,12 +58,17 @@ type Node struct {
 }
 
 // Start brings a node up and returns once it is listening; the cluster
-// loop runs in the background. Postgres being down at start is retried
+// loop runs in the background. It validates cfg before it connects to
+// anything (Config.Validate). Postgres being down at start is retried
 // until ctx ends (a node recovers by itself).
 func Start(ctx context.Context, cfg Config) (*Node, error) {
-	if err := cfg.defaults(); err != nil {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	p := cfg.plan(reg)
 	log := cfg.Logger.With("node_id", cfg.NodeID)
 	n := &Node{cfg: cfg, log: log, done: make(chan struct{})}
 	ok := false
@@ -152,105 +79,41 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}()
 
 	var err error
-	for {
-		// A transaction left idle (a paused node) must not hold a lease row
-		// locked past a third of the lease: others could not take it.
-		idle := 10 * time.Second
-		if cfg.LeaseTTL > 0 {
-			idle = max(cfg.LeaseTTL/3, time.Second)
-		}
-		n.pool, err = pgstore.Open(ctx, pgstore.Config{URL: cfg.PostgresURL, MaxConns: 20, IdleInTransactionTimeout: idle})
-		if err == nil {
-			break
-		}
-		log.Warn("node: postgres not ready, retrying", "err", err)
-		select {
-		case <-ctx.Done():
-			return nil, err
-		case <-time.After(2 * time.Second):
-		}
-	}
-	if n.kafka, err = kafka.New(kafka.Config{Brokers: cfg.KafkaBrokers, Logger: log}); err != nil {
+	if n.pool, err = openPool(ctx, p.postgres, log); err != nil {
 		return nil, err
 	}
-
-	n.listener, err = net.Listen("tcp", cfg.Listen)
-	if err != nil {
+	if n.kafka, err = kafka.New(p.kafka); err != nil {
+		return nil, err
+	}
+	if n.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("node: listen %s: %w", cfg.Listen, err)
 	}
-	if cfg.Advertise == "" {
-		cfg.Advertise = fmt.Sprintf("http://127.0.0.1:%d", n.listener.Addr().(*net.TCPAddr).Port)
-		n.cfg.Advertise = cfg.Advertise
-	}
-	cfg.Advertise = strings.TrimRight(cfg.Advertise, "/")
+	n.cfg.Advertise = strings.TrimRight(cmp.Or(cfg.Advertise,
+		fmt.Sprintf("http://127.0.0.1:%d", n.listener.Addr().(*net.TCPAddr).Port)), "/")
+	p.advertise(n.cfg.Advertise)
+	p.indexer.OnBuilt, p.tail.OnBuilt, p.admin.Local = n.warm, n.warm, n.local
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-
-	ix := indexer.New(n.pool, n.kafka, indexer.Config{
-		FlushInterval: cfg.FlushInterval, RangeSize: cfg.RangeSize, MemoryBudget: cfg.IndexMemory, Registerer: reg, Logger: log,
-		OnBuilt: n.warm,
-	})
-	wr := writer.New(n.pool, n.kafka, writer.Config{CommitInterval: cfg.CommitInterval, Registerer: reg, Logger: log})
-	n.cluster, err = cluster.New(n.pool, cluster.Config{
-		NodeID: cfg.NodeID, AdvertiseURL: cfg.Advertise, Roles: cfg.Roles,
-		LeaseTTL: cfg.LeaseTTL, MaxPartitions: cfg.MaxPartitions, Registerer: reg,
-		Logger: cfg.Logger, // adds node_id itself
-	}, jobs{ix: ix, wr: wr})
-	if err != nil {
+	ix := indexer.New(n.pool, n.kafka, p.indexer)
+	wr := writer.New(n.pool, n.kafka, p.writer)
+	if n.cluster, err = cluster.New(n.pool, p.cluster, jobs{ix: ix, wr: wr}); err != nil {
 		return nil, err
 	}
-	n.objects, err = objects.New(objects.Config{
-		NodeID: cfg.NodeID, Warehouse: cfg.Warehouse, CacheDir: cfg.CacheDir, CacheSize: cfg.CacheSize,
-		Logger: cfg.Logger, Registerer: reg, // adds node_id itself
-	}, n.pool, indexer.NewBuilder(n.pool, n.kafka), n.cluster.Members)
-	if err != nil {
+	if n.objects, err = objects.New(p.objects, n.pool, indexer.NewBuilder(n.pool, n.kafka), n.cluster.Members); err != nil {
 		return nil, err
 	}
 	// Loads are zero-lag (docs/design.md §4.4): a load commits the tail of
 	// Kafka past the table's content as a child snapshot and answers it.
-	loader := tail.New(n.pool, n.kafka, tail.Config{OnBuilt: n.warm, Registerer: reg, Logger: log})
-	cat, err := catalog.New(catalog.Config{Warehouse: cfg.Warehouse, AdvertiseURL: cfg.Advertise, Logger: log,
-		Loader: loader}, n.pool)
+	p.catalog.Loader = tail.New(n.pool, n.kafka, p.tail)
+	cat, err := catalog.New(p.catalog, n.pool)
 	if err != nil {
 		return nil, err
 	}
-	adm := admin.New(n.pool, n.kafka, admin.Config{NodeID: cfg.NodeID, Warehouse: cfg.Warehouse, Logger: log,
-		Local: func(what string) (any, bool) {
-			switch what {
-			case "cache":
-				return n.objects.Stats(), true
-			case "leases":
-				return n.cluster.Held(), true
-			}
-			return nil, false
-		}})
+	adm := admin.New(n.pool, n.kafka, p.admin)
 
-	mux := http.NewServeMux()
-	mux.Handle("/v1/", cat)
-	mux.Handle("/admin/v1/", adm)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("GET /readyz", n.readyz)
-	if cfg.Pprof {
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	}
-	serveObjects := slices.Contains(cfg.Roles, cluster.RoleServer)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if !serveObjects {
-			http.Error(w, "this node has no server role", http.StatusNotFound)
-			return
-		}
-		n.objects.ServeHTTP(w, r)
-	})
 	// IdleTimeout closes keep-alive connections clients leave idle (some
 	// open a new S3 client per table load and never close the old one).
-	n.server = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 30 * time.Second,
-		ConnState: n.conns.track}
+	n.server = &http.Server{Handler: n.routes(cat, adm, reg), ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout: 30 * time.Second, ConnState: n.conns.track}
 	go func() {
 		if err := n.server.Serve(n.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("node: http server", "err", err)
@@ -265,9 +128,64 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 			log.Error("node: cluster loop ended", "err", err)
 		}
 	}()
-	log.Info("node: started", "listen", n.listener.Addr().String(), "advertise", cfg.Advertise, "roles", cfg.Roles)
+	log.Info("node: started", "listen", n.listener.Addr().String(), "advertise", n.cfg.Advertise, "roles", cfg.Roles)
 	ok = true
 	return n, nil
+}
+
+// openPool opens the node's pool, retrying every 2 s while Postgres does
+// not answer, until ctx ends.
+func openPool(ctx context.Context, cfg pgstore.Config, log *slog.Logger) (*pgxpool.Pool, error) {
+	for {
+		pool, err := pgstore.Open(ctx, cfg)
+		if err == nil {
+			return pool, nil
+		}
+		log.Warn("node: postgres not ready, retrying", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+// routes is the node's HTTP surface: the REST catalog, the admin API,
+// metrics and probes, and the S3 API at every other path.
+func (n *Node) routes(cat, adm http.Handler, reg *prometheus.Registry) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", cat)
+	mux.Handle("/admin/v1/", adm)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("GET /readyz", n.readyz)
+	if n.cfg.Pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	serveObjects := slices.Contains(n.cfg.Roles, cluster.RoleServer)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if !serveObjects {
+			http.Error(w, "this node has no server role", http.StatusNotFound)
+			return
+		}
+		n.objects.ServeHTTP(w, r)
+	})
+	return mux
+}
+
+// local answers the admin API's /admin/v1/nodes/{this node}/<what>.
+func (n *Node) local(what string) (any, bool) {
+	switch what {
+	case "cache":
+		return n.objects.Stats(), true
+	case "leases":
+		return n.cluster.Held(), true
+	}
+	return nil, false
 }
 
 // warm keeps a data file the indexer just built when this node owns it.

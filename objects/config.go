@@ -1,8 +1,6 @@
 package objects
 
 import (
-	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -10,22 +8,13 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-)
 
-// Defaults of Config.
-const (
-	DefaultWarehouse             = "mink"
-	DefaultCacheSize             = 10 << 30 // 10 GiB (--cache-size)
-	DefaultMetadataCacheSize     = 64 << 20 // 64 MiB
-	DefaultForwardConnectTimeout = 5 * time.Second
-	DefaultForwardHeaderTimeout  = 30 * time.Second
-	DefaultForwardBackoff        = 10 * time.Second
-	DefaultQueryTimeout          = 10 * time.Second
-	DefaultRetryAfter            = 2 * time.Second
+	"github.com/minkhq/mink/internal/settings"
+	"github.com/minkhq/mink/tables"
 )
 
 // Config configures a node's S3 read API. Zero values take the documented
-// defaults; New validates the result.
+// defaults; a negative number is an error (Validate).
 type Config struct {
 	// NodeID is this node's id (--node-id), as it appears in cluster
 	// membership. It decides whether this node owns a data file (design
@@ -33,54 +22,58 @@ type Config struct {
 	NodeID string
 
 	// Warehouse is the S3 bucket name the API answers to (--warehouse):
-	// tables live at s3://<Warehouse>/<ns>/<name>. Default "mink".
+	// tables live at s3://<Warehouse>/<ns>/<name>; the rule is
+	// tables.CheckWarehouse. Default tables.DefaultWarehouse.
 	Warehouse string
 
 	// CacheDir is the directory of the data file cache (--cache-dir). It is
 	// created if missing, and the cache files in it (named by the hex
 	// SHA-256 of their key) are removed at start: the cache index lives in
 	// memory only. Other files in the directory are left alone. Default
-	// <os.TempDir()>/mink-cache-<NodeID>.
+	// DefaultCacheDir(NodeID).
 	CacheDir string
 
 	// CacheSize bounds the bytes of data files kept in CacheDir
 	// (--cache-size); the least recently used files are evicted past it. A
-	// file larger than CacheSize is served but never cached. Default 10 GiB.
-	CacheSize int64
+	// file larger than CacheSize is served but never cached. Default
+	// DefaultCacheSize.
+	CacheSize int64 `setting:"cache_size"`
 
 	// MetadataCacheSize bounds the bytes of metadata files (metadata JSON,
 	// manifest lists, manifests) kept in memory. They are immutable, so a
-	// cached copy is never stale. Default 64 MiB.
-	MetadataCacheSize int64
+	// cached copy is never stale. Default DefaultMetadataCacheSize.
+	MetadataCacheSize int64 `setting:"metadata_cache_size"`
 
 	// ForwardConnectTimeout bounds connecting to a data file's owner when
 	// forwarding a read to it (docs/design.md §3.5). Past it, this node builds the
-	// file itself. Default 5s.
-	ForwardConnectTimeout time.Duration
+	// file itself. Default DefaultForwardConnectTimeout.
+	ForwardConnectTimeout time.Duration `setting:"forward_connect_timeout"`
 
 	// ForwardHeaderTimeout bounds the wait for the owner's response headers
 	// once the forwarded request is sent (it covers the owner's build on a
 	// cache miss). Past it, this node builds the file itself. The body is
-	// not bounded: it streams at the client's pace. Default 30s.
-	ForwardHeaderTimeout time.Duration
+	// not bounded: it streams at the client's pace. Default
+	// DefaultForwardHeaderTimeout.
+	ForwardHeaderTimeout time.Duration `setting:"forward_header_timeout"`
 
 	// ForwardBackoff is how long an owner that could not be connected to is
 	// skipped: reads of its files are built here at once instead of each
 	// waiting for a connection to fail. A timeout waiting for headers (a
-	// slow owner, not a dead one) does not start a backoff. Default 10s.
-	ForwardBackoff time.Duration
+	// slow owner, not a dead one) does not start a backoff. Default
+	// DefaultForwardBackoff.
+	ForwardBackoff time.Duration `setting:"forward_backoff"`
 
 	// QueryTimeout bounds the PostgreSQL read of a metadata file, so a
 	// database that stops answering turns into 503 SlowDown rather than a
-	// hung read. Default 10s.
-	QueryTimeout time.Duration
+	// hung read. Default DefaultQueryTimeout.
+	QueryTimeout time.Duration `setting:"query_timeout"`
 
 	// RetryAfter is the Retry-After sent with 503 SlowDown (rounded up to
-	// whole seconds). Default 2s.
-	RetryAfter time.Duration
+	// whole seconds). Default DefaultRetryAfter.
+	RetryAfter time.Duration `setting:"retry_after"`
 
 	// Logger receives the API's log lines; each carries node_id, and those
-	// about one object carry key. Default slog.Default().
+	// about one object carry key. Nil means slog.Default().
 	Logger *slog.Logger
 
 	// Registerer, when set, receives the API's Prometheus metrics
@@ -91,51 +84,39 @@ type Config struct {
 	Registerer prometheus.Registerer
 }
 
-// withDefaults returns cfg with defaults filled in, or an error for a value
-// that cannot work.
-func (cfg Config) withDefaults() (Config, error) {
-	if cfg.NodeID == "" {
-		return cfg, errors.New("objects: Config.NodeID is required")
-	}
-	if cfg.Warehouse == "" {
-		cfg.Warehouse = DefaultWarehouse
-	}
-	if strings.ContainsAny(cfg.Warehouse, "/?#") {
-		return cfg, fmt.Errorf("objects: warehouse %q is not a bucket name", cfg.Warehouse)
-	}
-	if cfg.CacheDir == "" {
-		cfg.CacheDir = filepath.Join(os.TempDir(), "mink-cache-"+safeName(cfg.NodeID))
-	}
-	if cfg.CacheSize < 0 || cfg.MetadataCacheSize < 0 {
-		return cfg, errors.New("objects: cache sizes must not be negative")
-	}
-	if cfg.CacheSize == 0 {
-		cfg.CacheSize = DefaultCacheSize
-	}
-	if cfg.MetadataCacheSize == 0 {
-		cfg.MetadataCacheSize = DefaultMetadataCacheSize
-	}
-	for _, d := range []struct {
-		v   *time.Duration
-		def time.Duration
-	}{
-		{&cfg.ForwardConnectTimeout, DefaultForwardConnectTimeout},
-		{&cfg.ForwardHeaderTimeout, DefaultForwardHeaderTimeout},
-		{&cfg.ForwardBackoff, DefaultForwardBackoff},
-		{&cfg.QueryTimeout, DefaultQueryTimeout},
-		{&cfg.RetryAfter, DefaultRetryAfter},
-	} {
-		if *d.v < 0 {
-			return cfg, errors.New("objects: durations must not be negative")
-		}
-		if *d.v == 0 {
-			*d.v = d.def
-		}
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	return cfg, nil
+// Defaults of [Config].
+const (
+	DefaultCacheSize             = 10 << 30 // 10 GiB (--cache-size)
+	DefaultMetadataCacheSize     = 64 << 20 // 64 MiB
+	DefaultForwardConnectTimeout = 5 * time.Second
+	DefaultForwardHeaderTimeout  = 30 * time.Second
+	DefaultForwardBackoff        = 10 * time.Second
+	DefaultQueryTimeout          = 10 * time.Second
+	DefaultRetryAfter            = 2 * time.Second
+)
+
+// WithDefaults returns cfg with every zero field but NodeID and Registerer
+// set to its default.
+func (cfg Config) WithDefaults() Config {
+	return settings.Defaults(cfg, Config{Warehouse: tables.DefaultWarehouse, CacheDir: DefaultCacheDir(cfg.NodeID),
+		CacheSize: DefaultCacheSize, MetadataCacheSize: DefaultMetadataCacheSize,
+		ForwardConnectTimeout: DefaultForwardConnectTimeout, ForwardHeaderTimeout: DefaultForwardHeaderTimeout,
+		ForwardBackoff: DefaultForwardBackoff, QueryTimeout: DefaultQueryTimeout, RetryAfter: DefaultRetryAfter,
+		Logger: slog.Default()})
+}
+
+// Validate returns a wrapped *settings.Error for a missing NodeID, a
+// warehouse tables.CheckWarehouse rejects, or a negative size or duration.
+func (cfg Config) Validate() error {
+	return settings.Check("objects", settings.Required("node_id", cfg.NodeID),
+		tables.CheckWarehouse(cfg.WithDefaults().Warehouse), settings.Negative(cfg))
+}
+
+// DefaultCacheDir is the data file cache directory of node nodeID when
+// none is configured: <os.TempDir()>/mink-cache-<nodeID>, with the
+// characters of nodeID that are unsafe in a file name replaced by '_'.
+func DefaultCacheDir(nodeID string) string {
+	return filepath.Join(os.TempDir(), "mink-cache-"+safeName(nodeID))
 }
 
 // safeName keeps the characters of s that are safe in a file name.

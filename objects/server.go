@@ -70,8 +70,8 @@ type Server struct {
 // find each data file's owner. A nil members means this node is alone: it
 // owns every file. The cache directory is cleared.
 func New(cfg Config, pool *pgxpool.Pool, builder Builder, members func() []cluster.Member) (*Server, error) {
-	cfg, err := cfg.withDefaults()
-	if err != nil {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if pool == nil {

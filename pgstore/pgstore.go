@@ -15,7 +15,6 @@ import (
 	"io"
 	"net"
 	"strconv"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -42,42 +41,21 @@ const (
 // epoch is not current. The holder must stop the job at once.
 var ErrFenced = errors.New("lease epoch is not current")
 
-// Config says how to reach PostgreSQL.
-type Config struct {
-	// URL is a libpq connection string or postgres:// URL.
-	URL string
-	// Schema, when set, is created if missing and used as search_path, so
-	// that tests and several deployments can share one database.
-	Schema string
-	// MaxConns caps the pool. Default 10.
-	MaxConns int32
-	// IdleInTransactionTimeout is Postgres's
-	// idle_in_transaction_session_timeout for the pool's sessions: a
-	// session left idle inside a transaction this long is ended by the
-	// server. A paused or partitioned node may otherwise keep a lease row
-	// locked FOR SHARE (the fencing check) and so block every takeover of
-	// that lease. Default 10s; a URL that sets the parameter wins.
-	IdleInTransactionTimeout time.Duration
-}
-
 // Open connects, creates the schema when asked and applies every pending
 // migration. The returned pool is ready for use.
 func Open(ctx context.Context, cfg Config) (*pgxpool.Pool, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	pcfg, err := pgxpool.ParseConfig(cfg.URL)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: parse postgres url: %w", err)
 	}
-	if cfg.MaxConns > 0 {
-		pcfg.MaxConns = cfg.MaxConns
-	} else {
-		pcfg.MaxConns = 10
-	}
+	pcfg.MaxConns = cfg.MaxConns
 	if _, set := pcfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"]; !set {
-		d := cfg.IdleInTransactionTimeout
-		if d <= 0 {
-			d = 10 * time.Second
-		}
-		pcfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(max(d.Milliseconds(), 1), 10)
+		ms := max(cfg.IdleInTransactionTimeout.Milliseconds(), 1)
+		pcfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(ms, 10)
 	}
 	if cfg.Schema != "" {
 		if err := createSchema(ctx, pcfg.ConnConfig, cfg.Schema); err != nil {

@@ -25,7 +25,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"runtime"
 	"slices"
 	"strings"
@@ -44,18 +43,6 @@ import (
 	"github.com/minkhq/mink/tables"
 )
 
-// Config tunes zero-lag loads.
-type Config struct {
-	// OnBuilt, when set, receives each tail data file a load committed, by
-	// key (the node keeps those it owns in its cache).
-	OnBuilt func(key string, content []byte)
-	// Registerer receives mink_tail_files_total, mink_tail_build_bytes_total,
-	// mink_load_snapshots_total and mink_load_commit_conflicts_total. Nil:
-	// not registered.
-	Registerer prometheus.Registerer
-	Logger     *slog.Logger
-}
-
 // Loader implements catalog.Loader.
 type Loader struct {
 	pool  *pgxpool.Pool
@@ -71,9 +58,7 @@ type Loader struct {
 
 // New returns a Loader.
 func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Loader {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg = cfg.WithDefaults()
 	l := &Loader{pool: pool, kafka: kc, cfg: cfg,
 		files: prometheus.NewCounter(prometheus.CounterOpts{Name: "mink_tail_files_total",
 			Help: "Tail data files committed by zero-lag table loads."}),

@@ -19,7 +19,6 @@ import (
 	"context"
 	_ "embed"
 	"errors"
-	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,24 +32,6 @@ import (
 	"github.com/minkhq/mink/tables"
 )
 
-// Config tunes the writer.
-type Config struct {
-	// CommitInterval is how often new ranges are committed. Default 2s.
-	CommitInterval time.Duration
-	// MaxFilesPerCommit caps the data files one snapshot adds. Default 10000.
-	MaxFilesPerCommit int
-	// PartitionCheckInterval is how often the topic's partition count is
-	// compared with the table's leases. Default 30s.
-	PartitionCheckInterval time.Duration
-	// CollectAfter is how long after a snapshot expired the rows and
-	// metadata files only it referenced are deleted: an engine that loaded
-	// the snapshot just before it expired has this long to read it.
-	// Default 10m.
-	CollectAfter time.Duration
-	Registerer   prometheus.Registerer
-	Logger       *slog.Logger
-}
-
 // Writer commits snapshots for held writer leases.
 type Writer struct {
 	pool    *pgxpool.Pool
@@ -60,22 +41,12 @@ type Writer struct {
 	fenced  prometheus.Counter
 }
 
-// New returns a writer.
+// New returns a writer. It panics on a cfg that Validate rejects (`mink
+// serve` validates its settings before it starts anything).
 func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Writer {
-	if cfg.CommitInterval <= 0 {
-		cfg.CommitInterval = 2 * time.Second
-	}
-	if cfg.MaxFilesPerCommit <= 0 {
-		cfg.MaxFilesPerCommit = 10000
-	}
-	if cfg.PartitionCheckInterval <= 0 {
-		cfg.PartitionCheckInterval = 30 * time.Second
-	}
-	if cfg.CollectAfter <= 0 {
-		cfg.CollectAfter = 10 * time.Minute
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		panic(err)
 	}
 	w := &Writer{pool: pool, kafka: kc, cfg: cfg,
 		commits: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_commits_total", Help: "Snapshots committed."}, []string{"table"})}

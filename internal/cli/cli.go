@@ -12,20 +12,26 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
-	"time"
 
+	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/devenv"
+	"github.com/minkhq/mink/indexer"
+	"github.com/minkhq/mink/internal/settings"
 	"github.com/minkhq/mink/node"
+	"github.com/minkhq/mink/objects"
+	"github.com/minkhq/mink/tables"
+	"github.com/minkhq/mink/writer"
 )
 
-const usage = `mink serves Kafka topics as Apache Iceberg tables, without copying the data.
+var usage = fmt.Sprintf(`mink serves Kafka topics as Apache Iceberg tables, without copying the data.
 
 Usage:
-  mink serve  --postgres URL --kafka HOST:PORT[,…] [--listen :8181] [--advertise URL] [--node-id ID]
-              [--roles indexer,server] [--lease-ttl 30s] [--max-partitions 0]
-              [--cache-dir DIR] [--cache-size 10GiB] [--warehouse mink]
-              [--index-memory 128MiB] [--memory-limit 1GiB] [--pprof]
+  mink serve  --postgres URL --kafka HOST:PORT[,…] [--listen %s] [--advertise URL] [--node-id ID]
+              [--roles indexer,server] [--lease-ttl %s] [--max-partitions 0]
+              [--cache-dir DIR] [--cache-size %s] [--warehouse %s]
+              [--index-memory %s] [--memory-limit %s] [--pprof]
   mink dev    [--nodes N] [--kafka HOST:PORT] [--data FILE]
   mink table create NS.NAME --topic T --value-format json [--schema FILE] [--start earliest]
               [--property k=v,…]   (e.g. mink.json.field-matching=case-insensitive)
@@ -37,7 +43,8 @@ Usage:
 Every flag has a MINK_* environment variable (MINK_POSTGRES_URL, MINK_KAFKA_BROKERS,
 MINK_LEASE_TTL, …) and a key in an optional YAML file (--config; keys like lease_ttl).
 Admin commands take --admin URL (default http://127.0.0.1:8181, MINK_ADMIN).
-`
+`, node.DefaultListen, cluster.DefaultLeaseTTL, sizeString(objects.DefaultCacheSize), tables.DefaultWarehouse,
+	sizeString(indexer.DefaultMemoryBudget), sizeString(defaultMemoryLimit))
 
 // Main runs the command line and returns the process exit code: 0, 1 when
 // the command failed, 2 for a mistake in the command line (then stderr has
@@ -118,63 +125,52 @@ func logger(w io.Writer, level string) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
 }
 
+// defaultMemoryLimit is --memory-limit when not given: the process's, not
+// a node's, so it lives here.
+const defaultMemoryLimit = 1 << 30
+
 func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var cfg node.Config
 	var kafkaBrokers, roles listFlag
-	cacheSize := bytesFlag(10 << 30)
-	rangeSize := bytesFlag(16 << 20)
-	indexMemory := bytesFlag(128 << 20)
-	memoryLimit := bytesFlag(1 << 30)
+	cacheSize := bytesFlag(objects.DefaultCacheSize)
+	rangeSize := bytesFlag(indexer.DefaultRangeSize)
+	indexMemory := bytesFlag(indexer.DefaultMemoryBudget)
+	memoryLimit := bytesFlag(defaultMemoryLimit)
 	fs.StringVar(&cfg.PostgresURL, "postgres", "", "PostgreSQL URL (required)")
 	fs.Var(&kafkaBrokers, "kafka", "Kafka seed brokers HOST:PORT[,…] (required)")
-	fs.StringVar(&cfg.Listen, "listen", ":8181", "HTTP listen address")
+	fs.StringVar(&cfg.Listen, "listen", node.DefaultListen, "HTTP address of the catalog, S3 and admin APIs")
 	fs.StringVar(&cfg.Advertise, "advertise", "", "URL other nodes and clients reach this node at (default http://127.0.0.1:PORT)")
-	fs.StringVar(&cfg.NodeID, "node-id", "", "node id (default hostname + random suffix)")
-	fs.Var(&roles, "roles", "roles: indexer,server (default both; docs/design.md §1)")
-	fs.DurationVar(&cfg.LeaseTTL, "lease-ttl", 30*time.Second, "lease_ttl: node and lease expiry; renewals every lease_ttl/3 (docs/design.md §3.1)")
-	fs.IntVar(&cfg.MaxPartitions, "max-partitions", 0, "max_partitions: cap on partition leases this node holds, 0 = none (docs/design.md §3.3)")
-	fs.StringVar(&cfg.CacheDir, "cache-dir", "", "data file cache directory (default under the temp dir)")
-	fs.Var(&cacheSize, "cache-size", "data file cache size, e.g. 10GiB")
-	fs.StringVar(&cfg.Warehouse, "warehouse", "mink", "warehouse (S3 bucket) name")
-	fs.DurationVar(&cfg.FlushInterval, "flush-interval", 2*time.Second, "cut an indexed range this long after its first record (docs/design.md §4.3)")
-	fs.Var(&rangeSize, "range-size", "cut an indexed range at this many record bytes, e.g. 16MiB (docs/design.md §4.3)")
-	fs.DurationVar(&cfg.CommitInterval, "commit-interval", 2*time.Second, "writer commit period (docs/design.md §4.6)")
-	fs.Var(&indexMemory, "index-memory", "records all indexers of this node hold before cutting ranges early, e.g. 128MiB")
+	fs.StringVar(&cfg.NodeID, "node-id", "", "node id, unique in the cluster (default hostname + random suffix)")
+	fs.Var(&roles, "roles", "what this node does: indexer (indexes partitions, commits snapshots), server (serves data files); default both")
+	fs.DurationVar(&cfg.LeaseTTL, "lease-ttl", cluster.DefaultLeaseTTL,
+		"a node or lease not renewed for this long expires and others take its work; nodes renew every third of it (sets lease_ttl)")
+	fs.IntVar(&cfg.MaxPartitions, "max-partitions", 0,
+		"most partition leases this node indexes, across all tables; 0 = no cap (sets max_partitions)")
+	fs.StringVar(&cfg.CacheDir, "cache-dir", "", "data file cache directory (default mink-cache-NODE_ID under the temp dir)")
+	fs.Var(&cacheSize, "cache-size", "bytes of data files this node keeps in its cache, e.g. 10GiB (sets cache_size)")
+	fs.StringVar(&cfg.Warehouse, "warehouse", tables.DefaultWarehouse, "warehouse: the S3 bucket name of every table location")
+	fs.DurationVar(&cfg.FlushInterval, "flush-interval", indexer.DefaultFlushInterval,
+		"an indexed range is cut this long after its first record, however small (sets flush_interval)")
+	fs.Var(&rangeSize, "range-size", "an indexed range is cut once its records reach this many bytes, e.g. 16MiB (sets range_size)")
+	fs.DurationVar(&cfg.CommitInterval, "commit-interval", writer.DefaultCommitInterval,
+		"how often a table's writer commits newly indexed ranges as a snapshot (sets commit_interval)")
+	fs.Var(&indexMemory, "index-memory", "bytes of records all indexers of this node hold before cutting ranges early, e.g. 128MiB (sets index_memory)")
 	fs.Var(&memoryLimit, "memory-limit", "Go soft memory limit of the process, e.g. 1GiB; 0 = none (GOMEMLIMIT, when set, wins)")
 	pprof := fs.Bool("pprof", false, "serve Go's profiles at /debug/pprof/ on the listen address")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	switch {
-	case cfg.PostgresURL == "":
-		return usagef("--postgres is required (or MINK_POSTGRES_URL)")
-	case len(kafkaBrokers) == 0:
-		return usagef("--kafka is required (or MINK_KAFKA_BROKERS)")
-	case cfg.LeaseTTL <= 0:
-		return usagef("--lease-ttl must be positive, not %s", cfg.LeaseTTL)
-	case cfg.MaxPartitions < 0:
-		return usagef("--max-partitions must be 0 (no cap) or more, not %d", cfg.MaxPartitions)
-	case cfg.FlushInterval <= 0:
-		return usagef("--flush-interval must be positive, not %s", cfg.FlushInterval)
-	case cfg.CommitInterval <= 0:
-		return usagef("--commit-interval must be positive, not %s", cfg.CommitInterval)
-	case cacheSize <= 0:
-		return usagef("--cache-size must be positive, not %d", cacheSize)
-	case rangeSize <= 0:
-		return usagef("--range-size must be positive, not %d", rangeSize)
-	case indexMemory <= 0:
-		return usagef("--index-memory must be positive, not %d", indexMemory)
-	}
-	for _, r := range roles {
-		if r != "indexer" && r != "server" {
-			return usagef("--roles: unknown role %q (roles are indexer, server)", r)
-		}
-	}
 	cfg.KafkaBrokers, cfg.Roles = kafkaBrokers, roles
 	cfg.CacheSize, cfg.RangeSize, cfg.IndexMemory = int64(cacheSize), int64(rangeSize), int64(indexMemory)
 	cfg.Pprof = *pprof
+	if err := positive(fs, "lease-ttl", "flush-interval", "commit-interval", "cache-size", "range-size", "index-memory"); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return settingError(fs, err)
+	}
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set && memoryLimit > 0 {
 		debug.SetMemoryLimit(int64(memoryLimit))
 	}
@@ -195,23 +191,52 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	return nil
 }
 
+// positive rejects 0 for the named flags. Each flag's default is in its
+// help, so 0 given in the command line, a MINK_* variable or the file
+// means 0, which these settings cannot be (in the Go configs, 0 means the
+// default). Negative values are left to the configs' Validate.
+func positive(fs *flag.FlagSet, names ...string) error {
+	for _, name := range names {
+		if v := fs.Lookup(name).Value.String(); v == "0" || v == "0s" {
+			return usagef("--%s must be positive, not %s", name, v)
+		}
+	}
+	return nil
+}
+
+// settingError is a usageError naming the flag of the setting a config's
+// Validate rejected (lease_ttl → --lease-ttl), and for a missing one its
+// variable too.
+func settingError(fs *flag.FlagSet, err error) error {
+	var se *settings.Error
+	if errors.As(err, &se) {
+		if name := strings.ReplaceAll(se.Key, "_", "-"); fs.Lookup(name) != nil {
+			if se.Problem == settings.Missing {
+				return usagef("--%s %s (or %s)", name, se.Problem, envName(name))
+			}
+			return usagef("--%s %s", name, se.Problem)
+		}
+	}
+	return usageError{err}
+}
+
 func dev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	var cfg devenv.DevConfig
 	var kafkaBrokers listFlag
-	fs.IntVar(&cfg.Nodes, "nodes", 1, "number of Mink nodes to run")
+	fs.IntVar(&cfg.Nodes, "nodes", devenv.DefaultNodes, "number of Mink nodes to run")
 	fs.Var(&kafkaBrokers, "kafka", "use this Kafka instead of the in-process one")
-	fs.IntVar(&cfg.BasePort, "port", 8181, "HTTP port of the first node (node i listens on port+i)")
+	fs.IntVar(&cfg.BasePort, "port", devenv.DefaultBasePort, "HTTP port of the first node (node i listens on port+i)")
 	fs.StringVar(&cfg.DataFile, "data", "", "USGS GeoJSON feed to produce (default ../shared/data/"+devenv.USGSFile+")")
 	logLevel := fs.String("log-level", "warn", "debug, info, warn or error")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if cfg.Nodes < 1 {
-		return usagef("--nodes must be 1 or more, not %d", cfg.Nodes)
+	if err := positive(fs, "nodes", "port"); err != nil {
+		return err
 	}
-	if cfg.BasePort < 1 || cfg.BasePort+cfg.Nodes-1 > 65535 {
-		return usagef("--port must leave a port in 1–65535 for each of the %d nodes, not %d", cfg.Nodes, cfg.BasePort)
+	if err := cfg.Validate(); err != nil {
+		return settingError(fs, err)
 	}
 	cfg.Kafka = kafkaBrokers
 	log, err := logger(stderr, *logLevel)

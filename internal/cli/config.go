@@ -149,7 +149,7 @@ func (l *listFlag) Set(s string) error {
 // bytesFlag is a size such as 10GiB, 512MiB, 1000000.
 type bytesFlag int64
 
-func (b *bytesFlag) String() string { return strconv.FormatInt(int64(*b), 10) }
+func (b *bytesFlag) String() string { return sizeString(int64(*b)) }
 func (b *bytesFlag) Set(s string) error {
 	n, err := parseBytes(s)
 	if err != nil {
@@ -157,6 +157,20 @@ func (b *bytesFlag) Set(s string) error {
 	}
 	*b = bytesFlag(n)
 	return nil
+}
+
+// sizeString writes n in the largest binary unit that divides it (10GiB,
+// 512MiB, 1000): what parseBytes reads back.
+func sizeString(n int64) string {
+	for _, u := range []struct {
+		suffix string
+		shift  uint
+	}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}} {
+		if n != 0 && n%(1<<u.shift) == 0 {
+			return strconv.FormatInt(n>>u.shift, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 func parseBytes(s string) (int64, error) {

@@ -64,3 +64,13 @@ func TestServeRejectsBadSettings(t *testing.T) {
 	err := serve(t.Context(), []string{"--postgres", "postgres://x", "--kafka", "k:9092", "--max-partitions", "-1"}, io.Discard)
 	require.ErrorContains(t, err, "--max-partitions must be 0 (no cap) or more, not -1")
 }
+
+// Help shows a size as parseBytes reads it back.
+func TestSizeString(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 1000: "1000", 1536: "1536", 3 << 10: "3KiB", 10 << 30: "10GiB", 128 << 20: "128MiB", 1 << 40: "1TiB"} {
+		require.Equal(t, want, sizeString(n))
+		back, err := parseBytes(want)
+		require.NoError(t, err)
+		require.Equal(t, n, back)
+	}
+}

@@ -1,0 +1,36 @@
+package admin
+
+import (
+	"log/slog"
+
+	"github.com/minkhq/mink/internal/settings"
+	"github.com/minkhq/mink/tables"
+)
+
+// Config wires the admin API. Zero fields take the defaults documented on
+// each.
+type Config struct {
+	// NodeID is this node's id: /admin/v1/nodes/{NodeID}/… is answered
+	// here, by Local, instead of being forwarded.
+	NodeID string
+	// Warehouse is the warehouse tables are created in (their locations
+	// are s3://<Warehouse>/…). Default tables.DefaultWarehouse.
+	Warehouse string
+	// Local answers /admin/v1/nodes/{this node}/<what> (e.g. "cache").
+	Local func(what string) (any, bool)
+	// Logger receives failed requests and created tables. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// WithDefaults returns cfg with a zero Warehouse or Logger set to its
+// default.
+func (cfg Config) WithDefaults() Config {
+	return settings.Defaults(cfg, Config{Warehouse: tables.DefaultWarehouse, Logger: slog.Default()})
+}
+
+// Validate returns a wrapped *settings.Error for a warehouse
+// tables.CheckWarehouse rejects.
+func (cfg Config) Validate() error {
+	return settings.Check("admin", tables.CheckWarehouse(cfg.WithDefaults().Warehouse))
+}

@@ -1,0 +1,164 @@
+package node
+
+import (
+	"cmp"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/minkhq/mink/admin"
+	"github.com/minkhq/mink/catalog"
+	"github.com/minkhq/mink/cluster"
+	"github.com/minkhq/mink/indexer"
+	"github.com/minkhq/mink/internal/settings"
+	"github.com/minkhq/mink/kafka"
+	"github.com/minkhq/mink/objects"
+	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/tail"
+	"github.com/minkhq/mink/writer"
+)
+
+// Defaults of [Config] that are the node's own. The others are the
+// defaults of the package each setting goes to, named on each field.
+const (
+	// DefaultListen is the HTTP address of the catalog, S3 and admin APIs.
+	DefaultListen = ":8181"
+	// postgresConns caps a node's PostgreSQL pool: lease rounds, indexers,
+	// writers, loads and reads of metadata files share it.
+	postgresConns = 20
+)
+
+// Config is everything `mink serve` takes (docs/design.md §5, command
+// line). Each field names its setting: the YAML key (lease_ttl), whose flag
+// is --lease-ttl and variable MINK_LEASE_TTL. Zero fields take the
+// defaults documented on each; a negative number is an error (Validate).
+type Config struct {
+	// PostgresURL is postgres (MINK_POSTGRES_URL). Required.
+	PostgresURL string
+	// KafkaBrokers is kafka (MINK_KAFKA_BROKERS), HOST:PORT. Required.
+	KafkaBrokers []string
+	// Listen is listen, the HTTP address. Default DefaultListen.
+	Listen string
+	// Advertise is advertise, the URL others reach this node at. Default
+	// http://127.0.0.1:<listen port>.
+	Advertise string
+	// NodeID is node_id. Default hostname + random suffix.
+	NodeID string
+	// Roles is roles: indexer, server. Default cluster.DefaultRoles().
+	Roles []string
+	// LeaseTTL is lease_ttl (docs/design.md §3.1). Default
+	// cluster.DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	// MaxPartitions is max_partitions (docs/design.md §3.3). 0 = no cap.
+	MaxPartitions int
+	// CacheDir is cache_dir. Default objects.DefaultCacheDir(NodeID).
+	CacheDir string
+	// CacheSize is cache_size, in bytes. Default objects.DefaultCacheSize.
+	CacheSize int64
+	// Warehouse is warehouse, the S3 bucket name. Default
+	// tables.DefaultWarehouse.
+	Warehouse string
+	// FlushInterval (flush_interval) and RangeSize (range_size, bytes) cut
+	// indexed ranges (docs/design.md §4.3). Defaults
+	// indexer.DefaultFlushInterval and indexer.DefaultRangeSize.
+	FlushInterval time.Duration
+	RangeSize     int64
+	// IndexMemory is index_memory: it bounds the records the node's
+	// indexers hold (bytes). Default indexer.DefaultMemoryBudget.
+	IndexMemory int64
+	// Pprof is pprof: serve net/http/pprof at /debug/pprof/.
+	Pprof bool
+	// CommitInterval is commit_interval, the writer's commit period
+	// (docs/design.md §4.6). Default writer.DefaultCommitInterval.
+	CommitInterval time.Duration
+	// Logger receives the node's log lines, each with node_id. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// WithDefaults returns c with the defaults the node decides or reads
+// itself filled in (Listen, NodeID, Roles, LeaseTTL, Logger). The other
+// zero fields are left to the package each goes to.
+func (c Config) WithDefaults() Config {
+	c.Listen = cmp.Or(c.Listen, DefaultListen)
+	if c.NodeID == "" {
+		host, _ := os.Hostname()
+		var b [3]byte
+		_, _ = rand.Read(b[:])
+		c.NodeID = host + "-" + hex.EncodeToString(b[:])
+	}
+	if len(c.Roles) == 0 {
+		c.Roles = cluster.DefaultRoles()
+	}
+	c.LeaseTTL = cmp.Or(c.LeaseTTL, cluster.DefaultLeaseTTL)
+	c.Logger = cmp.Or(c.Logger, slog.Default())
+	return c
+}
+
+// Validate returns the first setting of c that cannot work, before
+// anything connects: every package's checks, run on the config the node
+// gives it. The error wraps a *settings.Error, whose Key names the
+// setting.
+func (c Config) Validate() error {
+	c = c.WithDefaults()
+	if err := settings.Required("postgres", c.PostgresURL); err != nil {
+		return err
+	}
+	// An Advertise left empty becomes the listener's URL, which is valid.
+	c.Advertise = cmp.Or(c.Advertise, "http://127.0.0.1")
+	return c.plan(nil).validate()
+}
+
+// plan is the configuration of each part of a node, decided from its
+// Config alone. Start adds the hooks that need the running node (OnBuilt,
+// Local) and the listener's URL when Advertise is empty.
+type plan struct {
+	postgres pgstore.Config
+	kafka    kafka.Config
+	cluster  cluster.Config
+	indexer  indexer.Config
+	writer   writer.Config
+	objects  objects.Config
+	tail     tail.Config
+	catalog  catalog.Config
+	admin    admin.Config
+}
+
+// plan derives the parts' configs from c (with its defaults); reg receives
+// every part's metrics.
+func (c Config) plan(reg prometheus.Registerer) plan {
+	log := c.Logger.With("node_id", c.NodeID)
+	return plan{
+		// A transaction left idle (a paused node) must not hold a lease row
+		// locked past a third of the lease: others could not take it.
+		postgres: pgstore.Config{URL: c.PostgresURL, MaxConns: postgresConns,
+			IdleInTransactionTimeout: max(c.LeaseTTL/3, time.Second)},
+		kafka: kafka.Config{Brokers: c.KafkaBrokers, Logger: log},
+		// cluster and objects add node_id to their log lines themselves.
+		cluster: cluster.Config{NodeID: c.NodeID, AdvertiseURL: c.Advertise, Roles: c.Roles,
+			LeaseTTL: c.LeaseTTL, MaxPartitions: c.MaxPartitions, Registerer: reg, Logger: c.Logger},
+		indexer: indexer.Config{FlushInterval: c.FlushInterval, RangeSize: c.RangeSize, MemoryBudget: c.IndexMemory,
+			Registerer: reg, Logger: log},
+		writer: writer.Config{CommitInterval: c.CommitInterval, Registerer: reg, Logger: log},
+		objects: objects.Config{NodeID: c.NodeID, Warehouse: c.Warehouse, CacheDir: c.CacheDir, CacheSize: c.CacheSize,
+			Registerer: reg, Logger: c.Logger},
+		tail:    tail.Config{Registerer: reg, Logger: log},
+		catalog: catalog.Config{Warehouse: c.Warehouse, AdvertiseURL: c.Advertise, Logger: log},
+		admin:   admin.Config{NodeID: c.NodeID, Warehouse: c.Warehouse, Logger: log},
+	}
+}
+
+// validate runs every part's checks, in start order.
+func (p plan) validate() error {
+	return cmp.Or(p.postgres.Validate(), p.kafka.Validate(), p.cluster.Validate(), p.indexer.Validate(),
+		p.writer.Validate(), p.objects.Validate(), p.catalog.Validate(), p.admin.Validate())
+}
+
+// advertise sets the URL the cluster and the catalog hand out.
+func (p *plan) advertise(url string) {
+	p.cluster.AdvertiseURL, p.catalog.AdvertiseURL = url, url
+}

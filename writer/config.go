@@ -1,0 +1,54 @@
+package writer
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/minkhq/mink/internal/settings"
+)
+
+// Defaults of [Config] (docs/design.md §4.6).
+const (
+	DefaultCommitInterval         = 2 * time.Second
+	DefaultMaxFilesPerCommit      = 10000
+	DefaultPartitionCheckInterval = 30 * time.Second
+	DefaultCollectAfter           = 10 * time.Minute
+)
+
+// Config tunes the writer. Zero fields take the defaults documented on
+// each; a negative number is an error (Validate).
+type Config struct {
+	// CommitInterval is commit_interval: how often new ranges are
+	// committed. Default DefaultCommitInterval.
+	CommitInterval time.Duration `setting:"commit_interval"`
+	// MaxFilesPerCommit caps the data files one snapshot adds. Default
+	// DefaultMaxFilesPerCommit.
+	MaxFilesPerCommit int `setting:"max_files_per_commit"`
+	// PartitionCheckInterval is how often the topic's partition count is
+	// compared with the table's leases. Default
+	// DefaultPartitionCheckInterval.
+	PartitionCheckInterval time.Duration `setting:"partition_check_interval"`
+	// CollectAfter is how long after a snapshot expired the rows and
+	// metadata files only it referenced are deleted: an engine that loaded
+	// the snapshot just before it expired has this long to read it.
+	// Default DefaultCollectAfter.
+	CollectAfter time.Duration `setting:"collect_after"`
+	// Registerer receives mink_commits_total and the fenced-write counter;
+	// nil registers nothing.
+	Registerer prometheus.Registerer
+	// Logger receives the writer's log lines. Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// WithDefaults returns cfg with each zero interval, MaxFilesPerCommit or
+// Logger set to its default.
+func (cfg Config) WithDefaults() Config {
+	return settings.Defaults(cfg, Config{CommitInterval: DefaultCommitInterval, MaxFilesPerCommit: DefaultMaxFilesPerCommit,
+		PartitionCheckInterval: DefaultPartitionCheckInterval, CollectAfter: DefaultCollectAfter, Logger: slog.Default()})
+}
+
+// Validate returns a wrapped *settings.Error for a negative interval or
+// MaxFilesPerCommit.
+func (cfg Config) Validate() error { return settings.Check("writer", settings.Negative(cfg)) }
