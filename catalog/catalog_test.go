@@ -19,9 +19,10 @@ import (
 
 	"github.com/minkhq/mink/catalog"
 	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/internal/testkit"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { testkit.MainPostgres(m) }
 
 const advertise = "http://mink-0.test:8181"
 

@@ -23,11 +23,12 @@ import (
 
 	"github.com/minkhq/mink/devenv"
 	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/objects"
 	"github.com/minkhq/mink/tables"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { testkit.MainPostgres(m) }
 
 func startEnv(t *testing.T, nodes int) *devenv.Env {
 	t.Helper()

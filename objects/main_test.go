@@ -21,11 +21,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minkhq/mink/cluster"
-	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/objects"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { testkit.MainPostgres(m) }
 
 // errPanic makes fakeBuilder panic.
 var errPanic = errors.New("panic")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/indexer"
+	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/tables"
 	"github.com/minkhq/mink/writer"
 )
@@ -26,10 +27,10 @@ import (
 // current snapshot from it.
 func TestSnapshotExpiryAndCollection(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, 1, tables.Definition{Namespace: "t", Name: "c", Topic: "c", ValueFormat: "raw",
+	f := testkit.NewFixture(t, 1, tables.Definition{Namespace: "t", Name: "c", Topic: "c", ValueFormat: "raw",
 		Properties: map[string]string{"history.expire.max-snapshot-age-ms": "200", "commit.manifest.min-count-to-merge": "3"}})
-	pool, kf, kc, tbl := f.pool, f.kf, f.kc, f.tbl
-	take := func(scope, holder string) cluster.Lease { return f.take(t, scope, holder) }
+	pool, kf, kc, tbl := f.Pool, f.Cluster, f.Client, f.Table
+	take := func(scope, holder string) cluster.Lease { return f.Take(t, scope, holder) }
 	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.DefaultProduceTopic("c"))
 	require.NoError(t, err)
 	defer cl.Close()

@@ -13,21 +13,21 @@ import (
 
 	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/indexer"
-	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/pgstore"
 	"github.com/minkhq/mink/tables"
 	"github.com/minkhq/mink/writer"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { testkit.MainPostgres(m) }
 
 // The writer commits indexed ranges as snapshots; a writer whose lease was
 // taken over cannot commit (Postgres rejects the stale epoch) and stops.
 func TestWriterCommitsAndIsFenced(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, 2, tables.Definition{Namespace: "t", Name: "w", Topic: "w", ValueFormat: "raw"})
-	pool, kf, kc, tbl := f.pool, f.kf, f.kc, f.tbl
-	take := func(scope, holder string) cluster.Lease { return f.take(t, scope, holder) }
+	f := testkit.NewFixture(t, 2, tables.Definition{Namespace: "t", Name: "w", Topic: "w", ValueFormat: "raw"})
+	pool, kf, kc, tbl := f.Pool, f.Cluster, f.Client, f.Table
+	take := func(scope, holder string) cluster.Lease { return f.Take(t, scope, holder) }
 	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	require.NoError(t, err)
 	defer cl.Close()
@@ -46,13 +46,12 @@ func TestWriterCommitsAndIsFenced(t *testing.T) {
 		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM data_files WHERE table_id = $1 AND committed_snapshot_id IS NULL`, tbl.ID).Scan(&n))
 		return n
 	}
-	wait := func(what string, cond func() bool) { waitFor(t, what, cond) }
+	wait := func(what string, cond func() bool) { testkit.WaitFor(t, what, cond) }
 
-	ixCtx, stopIx := context.WithCancel(ctx)
-	defer stopIx()
 	ix := indexer.New(pool, kc, indexer.Config{FlushInterval: 50 * time.Millisecond})
 	for p := int32(0); p < 2; p++ {
-		go func() { _ = ix.Run(ixCtx, take(tables.PartitionScope(tbl.ID, p), "node-a")) }()
+		l := take(tables.PartitionScope(tbl.ID, p), "node-a")
+		testkit.Start(t, func(ctx context.Context) error { return ix.Run(ctx, l) })
 	}
 
 	reg := prometheus.NewRegistry()
@@ -90,32 +89,11 @@ func TestWriterCommitsAndIsFenced(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("stale writer kept running")
 	}
-	require.Equal(t, 1.0, counterValue(t, reg, "mink_fenced_writes_total", "job", "writer"), "the fenced commit is counted")
+	require.Equal(t, 1.0, testkit.CounterValue(t, reg, "mink_fenced_writes_total", "job", "writer"), "the fenced commit is counted")
 	stopW()
 	require.Equal(t, committed, snapshotCount(), "no snapshot from the stale writer")
 	require.Positive(t, uncommitted(), "new ranges wait for the current writer")
 	var stillLoc string
 	require.NoError(t, pool.QueryRow(ctx, `SELECT metadata_location FROM tables WHERE id = $1`, tbl.ID).Scan(&stillLoc))
 	require.Equal(t, loc, stillLoc)
-}
-
-// counterValue returns the value of counter name{label=value} in g, or 0
-// when it has no such series.
-func counterValue(t testing.TB, g prometheus.Gatherer, name, label, value string) float64 {
-	t.Helper()
-	mfs, err := g.Gather()
-	require.NoError(t, err)
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if lp.GetName() == label && lp.GetValue() == value {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
 }
