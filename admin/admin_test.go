@@ -15,8 +15,6 @@ import (
 	"github.com/minkhq/mink/internal/testkit"
 )
 
-func TestMain(m *testing.M) { testkit.MainPostgres(m) }
-
 func TestTablesAPI(t *testing.T) {
 	pool, _ := pgtest.Pool(t)
 	k := testkit.NewKafka(t, 4, "events")

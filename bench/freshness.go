@@ -91,43 +91,49 @@ type frSample struct {
 	tailSize int64         // bytes of its tail data files (Parquet)
 }
 
+// flightsEnv starts nodes nodes on a fresh schema (the freshness
+// scenario's flush and commit intervals, quiet logs) with table bench.name
+// (json flight records) over a topic name of partitions partitions. The
+// caller stops the env.
+func flightsEnv(ctx context.Context, h *H, nodes, partitions int, name string) (*devenv.Env, error) {
+	pg, err := h.Postgres(ctx)
+	if err != nil {
+		return nil, err
+	}
+	env, err := devenv.StartEnv(ctx, devenv.DevConfig{Nodes: nodes, PostgresURL: pg, EphemeralPorts: true,
+		FlushInterval: frFlush, CommitInterval: frCommit, Logger: frQuietLogger()})
+	if err != nil {
+		return nil, err
+	}
+	if err := env.Kafka.CreateTopic(name, int32(partitions), nil); err == nil {
+		err = devenv.CreateTable(ctx, env.Nodes[0].URL(), map[string]any{"namespace": "bench", "name": name,
+			"topic": name, "value_format": "json", "schema": json.RawMessage(FlightsSchema)})
+	}
+	if err != nil {
+		env.Stop()
+		return nil, err
+	}
+	return env, nil
+}
+
 func runFreshness(ctx context.Context, h *H) error {
-	path, ok := h.Data(FlightsFile)
-	if !ok {
-		return h.SkipNoData(FlightsFile)
-	}
-	samples := frSamples
-	if h.Quick {
-		samples = frQuickSamples
-	}
-	values, err := flightsJSON(path, 100_000)
+	values, err := flightValues(h, 100_000)
 	if err != nil {
 		return err
 	}
+	samples := ifQuick(h, frSamples, frQuickSamples)
 	var valueBytes int
 	for _, v := range values {
 		valueBytes += len(v)
 	}
 	meanValue := float64(valueBytes) / float64(len(values))
 
-	pg, err := h.Postgres(ctx)
-	if err != nil {
-		return err
-	}
-	env, err := devenv.StartEnv(ctx, devenv.DevConfig{Nodes: frNodes, PostgresURL: pg, EphemeralPorts: true,
-		FlushInterval: frFlush, CommitInterval: frCommit, Logger: frQuietLogger()})
+	const topic, ns, name = "flights", "bench", "flights"
+	env, err := flightsEnv(ctx, h, frNodes, frPartitions, name)
 	if err != nil {
 		return err
 	}
 	defer env.Stop()
-	const topic, ns, name = "flights", "bench", "flights"
-	if err := env.Kafka.CreateTopic(topic, frPartitions, nil); err != nil {
-		return err
-	}
-	if err := devenv.CreateTable(ctx, env.Nodes[0].URL(), map[string]any{"namespace": ns, "name": name,
-		"topic": topic, "value_format": "json", "schema": json.RawMessage(FlightsSchema)}); err != nil {
-		return err
-	}
 	cats := make([]*rest.Catalog, len(env.Nodes))
 	for i, n := range env.Nodes {
 		if cats[i], err = rest.NewCatalog(ctx, "mink", n.URL()); err != nil {

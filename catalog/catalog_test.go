@@ -19,10 +19,7 @@ import (
 
 	"github.com/minkhq/mink/catalog"
 	"github.com/minkhq/mink/internal/pgtest"
-	"github.com/minkhq/mink/internal/testkit"
 )
-
-func TestMain(m *testing.M) { testkit.MainPostgres(m) }
 
 const advertise = "http://mink-0.test:8181"
 

@@ -22,8 +22,6 @@ import (
 	"github.com/minkhq/mink/pgstore"
 )
 
-func TestMain(m *testing.M) { testkit.MainPostgres(m) }
-
 const testTTL = 900 * time.Millisecond
 
 // createTable inserts a table and its leases in one transaction, as

@@ -12,10 +12,7 @@ import (
 
 	"github.com/minkhq/mink/devenv"
 	"github.com/minkhq/mink/internal/pgtest"
-	"github.com/minkhq/mink/internal/testkit"
 )
-
-func TestMain(m *testing.M) { testkit.MainPostgres(m) }
 
 // A start that fails (the port is taken) returns the error and stops what
 // it had started, instead of panicking or leaking it.

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minkhq/mink/devenv"
+	"github.com/minkhq/mink/internal/clustertest"
 	"github.com/minkhq/mink/internal/pgtest"
 )
 
@@ -32,12 +33,11 @@ func BenchmarkTableLoad(b *testing.B) {
 	require.NoError(b, err)
 	defer env.Stop()
 	ctx := context.Background()
-	require.NoError(b, env.Kafka.CreateTopic("earthquakes", 3, nil))
-	url := env.Nodes[0].URL()
-	require.NoError(b, devenv.CreateTable(ctx, url, map[string]any{"namespace": "demo", "name": "earthquakes",
-		"topic": "earthquakes", "value_format": "json", "schema": json.RawMessage(devenv.EarthquakesSchema)}))
+	createTable(b, env, 3, map[string]any{"namespace": "demo", "name": "earthquakes",
+		"topic": "earthquakes", "value_format": "json", "schema": json.RawMessage(devenv.EarthquakesSchema)})
 	require.NoError(b, devenv.Produce(ctx, env.Brokers, "earthquakes", events))
-	waitCommitted(b, url, "demo.earthquakes")
+	url := env.Nodes[0].URL()
+	clustertest.WaitCaughtUp(b, url, "demo.earthquakes")
 
 	measure := func(b *testing.B, load func() error) {
 		lat := make([]time.Duration, 0, b.N)

@@ -20,8 +20,6 @@ import (
 	"github.com/minkhq/mink/tables"
 )
 
-func TestMain(m *testing.M) { testkit.MainPostgres(m) }
-
 // indexedEnd is the end offset of the last range of the fixture's
 // table's partition (0 when none is indexed).
 func indexedEnd(t testing.TB, f *testkit.Fixture, partition int32) int64 {

@@ -8,11 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minkhq/mink/internal/pgtest"
-	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/pgstore"
 )
-
-func TestMain(m *testing.M) { testkit.MainPostgres(m) }
 
 func TestMigrateTwiceIsANoop(t *testing.T) {
 	pool, _ := pgtest.Pool(t)

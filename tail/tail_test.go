@@ -20,8 +20,6 @@ import (
 	"github.com/minkhq/mink/tail"
 )
 
-func TestMain(m *testing.M) { testkit.MainPostgres(m) }
-
 // loadTable loads the fixture's table through l, as the catalog does for a
 // client, and parses the metadata it hands out.
 func loadTable(t *testing.T, f *testkit.Fixture, l *tail.Loader) table.Metadata {

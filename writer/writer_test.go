@@ -19,8 +19,6 @@ import (
 	"github.com/minkhq/mink/writer"
 )
 
-func TestMain(m *testing.M) { testkit.MainPostgres(m) }
-
 // The writer commits indexed ranges as snapshots; a writer whose lease was
 // taken over cannot commit (Postgres rejects the stale epoch) and stops.
 func TestWriterCommitsAndIsFenced(t *testing.T) {
