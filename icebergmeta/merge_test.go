@@ -22,9 +22,7 @@ func TestAppendMergesManifests(t *testing.T) {
 	now := time.Now().Add(time.Second).Truncate(time.Millisecond)
 	run := func(props iceberg.Properties, appends int) (*store, *icebergmeta.CommitResult, []icebergmeta.AddedFile, []int) {
 		s := newStore()
-		metaLoc, meta, err := icebergmeta.NewTable(earthquakesSchema(), location, tableUUID, props)
-		require.NoError(t, err)
-		s.put(metaLoc, meta)
+		metaLoc, meta := s.newTable(t, props)
 		var files []icebergmeta.AddedFile
 		var counts []int
 		res := &icebergmeta.CommitResult{MetadataLocation: metaLoc, Metadata: meta}

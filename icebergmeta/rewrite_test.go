@@ -20,10 +20,7 @@ func (s *store) rewrite(t testing.TB, prev *icebergmeta.CommitResult, snapshotID
 		SnapshotID: snapshotID, Now: now, Read: s.read,
 	})
 	require.NoError(t, err)
-	for _, f := range res.Files {
-		s.put(f.Location, f.Content)
-	}
-	s.put(res.MetadataLocation, res.Metadata)
+	s.keep(res)
 	return res
 }
 
@@ -51,9 +48,7 @@ func paths(files ...icebergmeta.AddedFile) []string {
 func TestRewriteDeleteAndOverwriteReadBackWithIcebergGo(t *testing.T) {
 	ctx := context.Background()
 	s := newStore()
-	metaLoc, meta, err := icebergmeta.NewTable(earthquakesSchema(), location, tableUUID, nil)
-	require.NoError(t, err)
-	s.put(metaLoc, meta)
+	metaLoc, meta := s.newTable(t, nil)
 	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 	now := time.Now().Add(time.Second).Truncate(time.Millisecond)
 	a, b, c := rangeFile(0, 0, 500, t0, 0.2, 5.1), rangeFile(0, 500, 1200, t0, 0.1, 6.3), rangeFile(1, 0, 800, t0, 0.5, 4.4)
@@ -135,14 +130,12 @@ func TestRewriteDeleteAndOverwriteReadBackWithIcebergGo(t *testing.T) {
 
 func TestRewriteRejectsUnknownFiles(t *testing.T) {
 	s := newStore()
-	metaLoc, meta, err := icebergmeta.NewTable(earthquakesSchema(), location, tableUUID, nil)
-	require.NoError(t, err)
-	s.put(metaLoc, meta)
+	metaLoc, meta := s.newTable(t, nil)
 	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 	now := time.Now().Add(time.Second).Truncate(time.Millisecond)
 	a := rangeFile(0, 0, 500, t0, 0.2, 5.1)
 	r1 := s.commit(t, metaLoc, meta, 1001, now, a)
-	_, err = icebergmeta.Rewrite(context.Background(), icebergmeta.RewriteInput{
+	_, err := icebergmeta.Rewrite(context.Background(), icebergmeta.RewriteInput{
 		Metadata: r1.Metadata, MetadataLocation: r1.MetadataLocation, Removed: []string{location + "/data/0/9-10-1.parquet"},
 		SnapshotID: 2, Now: now, Read: s.read,
 	})
@@ -164,9 +157,7 @@ func TestRewriteRejectsUnknownFiles(t *testing.T) {
 // every round does not grow the manifest list.
 func TestRewriteReplace(t *testing.T) {
 	s := newStore()
-	metaLoc, meta, err := icebergmeta.NewTable(earthquakesSchema(), location, tableUUID, nil)
-	require.NoError(t, err)
-	s.put(metaLoc, meta)
+	metaLoc, meta := s.newTable(t, nil)
 	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 	now := time.Now().Add(time.Second).Truncate(time.Millisecond)
 	// Two tail files of partition 0 in two load snapshots, then one indexed
@@ -176,7 +167,7 @@ func TestRewriteReplace(t *testing.T) {
 	r2 := s.commit(t, r1.MetadataLocation, r1.Metadata, 2002, now.Add(time.Second), tail2)
 	indexed := rangeFile(0, 0, 300, t0, 0.1, 6.3)
 
-	_, err = icebergmeta.Rewrite(context.Background(), icebergmeta.RewriteInput{
+	_, err := icebergmeta.Rewrite(context.Background(), icebergmeta.RewriteInput{
 		Metadata: r2.Metadata, MetadataLocation: r2.MetadataLocation, Removed: []string{tail1.Path},
 		Added: []icebergmeta.AddedFile{indexed}, Replace: true, SnapshotID: 3003, Now: now.Add(2 * time.Second), Read: s.read,
 	})
@@ -187,10 +178,7 @@ func TestRewriteReplace(t *testing.T) {
 		Added: []icebergmeta.AddedFile{indexed}, Replace: true, SnapshotID: 3003, Now: now.Add(2 * time.Second), Read: s.read,
 	})
 	require.NoError(t, err)
-	for _, f := range res.Files {
-		s.put(f.Location, f.Content)
-	}
-	s.put(res.MetadataLocation, res.Metadata)
+	s.keep(res)
 	tbl := loadTable(t, s, res.MetadataLocation)
 	snap := tbl.Metadata().CurrentSnapshot()
 	require.Equal(t, table.OpReplace, snap.Summary.Operation)

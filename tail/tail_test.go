@@ -43,11 +43,9 @@ func TestConcurrentLoadsFormOneChain(t *testing.T) {
 	ctx := context.Background()
 	const partitions = 3
 	f := testkit.NewFixture(t, partitions, tables.Definition{Namespace: "n", Name: "t", Topic: "t", ValueFormat: "raw"})
-	pool, kf, kc := f.Pool, f.Cluster, f.Client
+	pool, kc := f.Pool, f.Client
 
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	require.NoError(t, err)
-	defer cl.Close()
+	cl := f.Producer(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	var produced atomic.Int64
 	pctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -143,11 +141,9 @@ func TestConcurrentLoadsFormOneChain(t *testing.T) {
 func TestLoadIncludesNewPartitions(t *testing.T) {
 	ctx := context.Background()
 	f := testkit.NewFixture(t, 2, tables.Definition{Namespace: "n", Name: "g", Topic: "g", ValueFormat: "raw"})
-	pool, kf, kc := f.Pool, f.Cluster, f.Client
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	require.NoError(t, err)
-	defer cl.Close()
-	_, err = kadm.NewClient(cl).CreatePartitions(ctx, 1, "g")
+	pool, kc := f.Pool, f.Client
+	cl := f.Producer(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	_, err := kadm.NewClient(cl).CreatePartitions(ctx, 1, "g")
 	require.NoError(t, err)
 	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Topic: "g", Partition: 2, Value: []byte("new")},
 		&kgo.Record{Topic: "g", Partition: 0, Value: []byte("old")}).FirstErr())

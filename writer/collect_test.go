@@ -31,9 +31,7 @@ func TestSnapshotExpiryAndCollection(t *testing.T) {
 		Properties: map[string]string{"history.expire.max-snapshot-age-ms": "200", "commit.manifest.min-count-to-merge": "3"}})
 	pool, kf, kc, tbl := f.Pool, f.Cluster, f.Client, f.Table
 	take := func(scope, holder string) cluster.Lease { return f.Take(t, scope, holder) }
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.DefaultProduceTopic("c"))
-	require.NoError(t, err)
-	defer cl.Close()
+	cl := f.Producer(t, kgo.DefaultProduceTopic("c"))
 	count := func(q string, args ...any) (n int) {
 		require.NoError(t, pool.QueryRow(ctx, q, args...).Scan(&n))
 		return n
@@ -100,13 +98,7 @@ func TestSnapshotExpiryAndCollection(t *testing.T) {
 	for _, s := range md.Snapshots() {
 		inMetadata = append(inMetadata, s.SnapshotID)
 	}
-	rows, err = pool.Query(ctx, `SELECT snapshot_id FROM snapshots WHERE table_id = $1 AND expired_at IS NULL`, tbl.ID)
-	require.NoError(t, err)
-	for rows.Next() {
-		var id int64
-		require.NoError(t, rows.Scan(&id))
-		unexpired = append(unexpired, id)
-	}
+	unexpired = testkit.Column[int64](t, pool, `SELECT snapshot_id FROM snapshots WHERE table_id = $1 AND expired_at IS NULL`, tbl.ID)
 	slices.Sort(inMetadata)
 	slices.Sort(unexpired)
 	require.Equal(t, unexpired, inMetadata)
@@ -145,13 +137,7 @@ func TestSnapshotExpiryAndCollection(t *testing.T) {
 	for _, task := range tasks {
 		planned = append(planned, tables.Key(task.File.FilePath()))
 	}
-	rows, err = pool.Query(ctx, `SELECT path FROM data_files WHERE table_id = $1 AND committed_snapshot_id IS NOT NULL`, tbl.ID)
-	require.NoError(t, err)
-	for rows.Next() {
-		var p string
-		require.NoError(t, rows.Scan(&p))
-		live = append(live, p)
-	}
+	live = testkit.Column[string](t, pool, `SELECT path FROM data_files WHERE table_id = $1 AND committed_snapshot_id IS NOT NULL`, tbl.ID)
 	slices.Sort(planned)
 	slices.Sort(live)
 	require.Equal(t, live, planned)

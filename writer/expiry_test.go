@@ -29,9 +29,7 @@ func TestExpiryRewritesStraddlingFileAndIsFenced(t *testing.T) {
 	f := testkit.NewFixture(t, 1, tables.Definition{Namespace: "t", Name: "x", Topic: "x", ValueFormat: "raw"})
 	pool, kf, kc, tbl := f.Pool, f.Cluster, f.Client, f.Table
 	take := func(scope, holder string) cluster.Lease { return f.Take(t, scope, holder) }
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.DefaultProduceTopic("x"))
-	require.NoError(t, err)
-	defer cl.Close()
+	cl := f.Producer(t, kgo.DefaultProduceTopic("x"))
 	for i := 0; i < 10; i++ { // one batch per record: DeleteRecords cuts anywhere
 		require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: []byte{byte(i)}}).FirstErr())
 	}
@@ -60,7 +58,7 @@ func TestExpiryRewritesStraddlingFileAndIsFenced(t *testing.T) {
 		return n
 	}
 	before := snapshots()
-	err = w.Run(ctx, stale)
+	err := w.Run(ctx, stale)
 	require.True(t, errors.Is(err, pgstore.ErrFenced), "stale writer: %v", err)
 	require.Equal(t, before, snapshots(), "no snapshot from the stale writer")
 	require.EqualValues(t, 10, liveRecords(), "no file removed by the stale writer")
@@ -105,10 +103,8 @@ func TestExpiryRewritesStraddlingFileAndIsFenced(t *testing.T) {
 func TestExpiryReencodesOtherEncoderVersions(t *testing.T) {
 	ctx := context.Background()
 	f := testkit.NewFixture(t, 1, tables.Definition{Namespace: "t", Name: "v", Topic: "v", ValueFormat: "raw"})
-	pool, kf, kc, tbl := f.Pool, f.Cluster, f.Client, f.Table
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.DefaultProduceTopic("v"))
-	require.NoError(t, err)
-	defer cl.Close()
+	pool, kc, tbl := f.Pool, f.Client, f.Table
+	cl := f.Producer(t, kgo.DefaultProduceTopic("v"))
 	for i := 0; i < 10; i++ {
 		require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: []byte{byte(i)}}).FirstErr())
 	}

@@ -24,11 +24,9 @@ import (
 func TestWriterCommitsAndIsFenced(t *testing.T) {
 	ctx := context.Background()
 	f := testkit.NewFixture(t, 2, tables.Definition{Namespace: "t", Name: "w", Topic: "w", ValueFormat: "raw"})
-	pool, kf, kc, tbl := f.Pool, f.Cluster, f.Client, f.Table
+	pool, kc, tbl := f.Pool, f.Client, f.Table
 	take := func(scope, holder string) cluster.Lease { return f.Take(t, scope, holder) }
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	require.NoError(t, err)
-	defer cl.Close()
+	cl := f.Producer(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	produce := func(p int32, n int) {
 		var recs []*kgo.Record
 		for i := 0; i < n; i++ {

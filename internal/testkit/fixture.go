@@ -41,6 +41,17 @@ func NewKafka(t testing.TB, partitions int32, topics ...string) *Kafka {
 	return &Kafka{Cluster: kf, Client: kc}
 }
 
+// Producer returns a client of the Kafka with opts, closed at cleanup.
+func (k *Kafka) Producer(t testing.TB, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(k.Cluster.ListenAddrs()...)}, opts...)...)
+	if err != nil {
+		t.Fatalf("testkit: producer: %v", err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
 // Produce writes values to partition of topic and waits for the
 // acknowledgement; the records' offsets follow in order.
 func (k *Kafka) Produce(t testing.TB, topic string, partition int32, values ...string) {
