@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/minkhq/mink/admin"
 	"github.com/minkhq/mink/internal/pgtest"
@@ -17,7 +18,7 @@ import (
 
 func TestTablesAPI(t *testing.T) {
 	pool, _ := pgtest.Pool(t)
-	k := testkit.NewKafka(t, 4, "events")
+	k := testkit.NewKafka(t, kfake.SeedTopics(4, "events"))
 	srv := httptest.NewServer(admin.New(pool, k.Client, admin.Config{NodeID: "n1", Warehouse: "mink"}))
 	defer srv.Close()
 

@@ -16,6 +16,7 @@ import (
 	"github.com/minkhq/mink/devenv"
 	"github.com/minkhq/mink/internal/clustertest"
 	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/internal/testkit"
 )
 
 // BenchmarkTableLoad measures a table load of demo.earthquakes (1,707
@@ -23,12 +24,7 @@ import (
 // call, and iceberg-go's LoadTable (which also parses the metadata).
 // Reports p50 and p99 in microseconds.
 func BenchmarkTableLoad(b *testing.B) {
-	path, ok := devenv.FindData(devenv.USGSFile)
-	if !ok {
-		b.Skip("shared data absent")
-	}
-	events, err := devenv.LoadUSGS(path)
-	require.NoError(b, err)
+	events := testkit.USGSEvents(b)
 	env, err := devenv.StartEnv(context.Background(), devenv.DevConfig{Nodes: 1, PostgresURL: pgtest.Schema(b), EphemeralPorts: true})
 	require.NoError(b, err)
 	defer env.Stop()

@@ -23,6 +23,7 @@ import (
 	"github.com/minkhq/mink/devenv"
 	"github.com/minkhq/mink/internal/clustertest"
 	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/objects"
 	"github.com/minkhq/mink/tables"
 )
@@ -66,12 +67,7 @@ type pk struct {
 }
 
 func TestEarthquakesThreeNodes(t *testing.T) {
-	path, ok := devenv.FindData(devenv.USGSFile)
-	if !ok {
-		t.Skip("shared data absent: ../shared/data/" + devenv.USGSFile)
-	}
-	events, err := devenv.LoadUSGS(path)
-	require.NoError(t, err)
+	events := testkit.USGSEvents(t)
 	require.Len(t, events, 1707)
 
 	env := startEnv(t, 3)

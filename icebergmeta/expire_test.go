@@ -16,8 +16,7 @@ import (
 // included; it reports them in Expired; iceberg-go reads the result and
 // still plans every live file.
 func TestCommitExpiresSnapshots(t *testing.T) {
-	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	now := time.Now().Add(time.Second).Truncate(time.Millisecond)
+	t0, now := clock()
 	s := newStore()
 	metaLoc, meta := s.newTable(t, iceberg.Properties{
 		icebergmeta.PropMaxSnapshotAge: "60000", icebergmeta.PropMinSnapshotsToKeep: "2"})
@@ -61,8 +60,7 @@ func TestCommitExpiresSnapshots(t *testing.T) {
 // oldest part of the history, so every retained snapshot's parent chain is
 // unbroken down to the oldest retained one.
 func TestCommitBoundsSnapshotCount(t *testing.T) {
-	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	now := time.Now().Add(time.Second).Truncate(time.Millisecond)
+	t0, now := clock()
 	s := newStore()
 	metaLoc, meta := s.newTable(t, iceberg.Properties{
 		icebergmeta.PropMaxSnapshots: "5"})

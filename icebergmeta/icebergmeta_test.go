@@ -27,6 +27,14 @@ const location = "s3://mink/demo/earthquakes"
 
 var tableUUID = uuid.MustParse("6a3c4f8e-1b2d-4c5e-8f90-a1b2c3d4e5f6")
 
+// clock returns the time of the records the tests' files hold (t0) and the
+// time of a first commit (now): a second past the wall clock, above the
+// last-updated-ms NewTable stamps, on a whole millisecond as metadata
+// keeps it.
+func clock() (t0, now time.Time) {
+	return time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC), time.Now().Add(time.Second).Truncate(time.Millisecond)
+}
+
 // earthquakesSchema is the schema of a json table as docs/design.md §4.2 lays it
 // out: _kafka (ids 1-10), then the value's fields from id 11.
 func earthquakesSchema() *iceberg.Schema {

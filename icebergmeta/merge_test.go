@@ -18,8 +18,7 @@ import (
 // them; iceberg-go plans every file, also after a delete that rewrites
 // the merged manifest; and merging off keeps one manifest per append.
 func TestAppendMergesManifests(t *testing.T) {
-	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	now := time.Now().Add(time.Second).Truncate(time.Millisecond)
+	t0, now := clock()
 	run := func(props iceberg.Properties, appends int) (*store, *icebergmeta.CommitResult, []icebergmeta.AddedFile, []int) {
 		s := newStore()
 		metaLoc, meta := s.newTable(t, props)

@@ -49,8 +49,7 @@ func TestRewriteDeleteAndOverwriteReadBackWithIcebergGo(t *testing.T) {
 	ctx := context.Background()
 	s := newStore()
 	metaLoc, meta := s.newTable(t, nil)
-	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	now := time.Now().Add(time.Second).Truncate(time.Millisecond)
+	t0, now := clock()
 	a, b, c := rangeFile(0, 0, 500, t0, 0.2, 5.1), rangeFile(0, 500, 1200, t0, 0.1, 6.3), rangeFile(1, 0, 800, t0, 0.5, 4.4)
 	d, e := rangeFile(0, 1200, 1500, t0, 1.0, 2.0), rangeFile(1, 800, 1000, t0, 0.9, 3.7)
 	r1 := s.commit(t, metaLoc, meta, 1001, now, a, b, c)
@@ -131,8 +130,7 @@ func TestRewriteDeleteAndOverwriteReadBackWithIcebergGo(t *testing.T) {
 func TestRewriteRejectsUnknownFiles(t *testing.T) {
 	s := newStore()
 	metaLoc, meta := s.newTable(t, nil)
-	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	now := time.Now().Add(time.Second).Truncate(time.Millisecond)
+	t0, now := clock()
 	a := rangeFile(0, 0, 500, t0, 0.2, 5.1)
 	r1 := s.commit(t, metaLoc, meta, 1001, now, a)
 	_, err := icebergmeta.Rewrite(context.Background(), icebergmeta.RewriteInput{
@@ -158,8 +156,7 @@ func TestRewriteRejectsUnknownFiles(t *testing.T) {
 func TestRewriteReplace(t *testing.T) {
 	s := newStore()
 	metaLoc, meta := s.newTable(t, nil)
-	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	now := time.Now().Add(time.Second).Truncate(time.Millisecond)
+	t0, now := clock()
 	// Two tail files of partition 0 in two load snapshots, then one indexed
 	// file of the same 300 records.
 	tail1, tail2 := rangeFile(0, 0, 100, t0, 0.2, 5.1), rangeFile(0, 100, 300, t0, 0.1, 6.3)

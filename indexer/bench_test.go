@@ -22,12 +22,7 @@ import (
 // feed repeated 10 times (17,070 records) in one partition. Run with
 // -cpu 1 for the per-core figure.
 func BenchmarkIndexUSGS(b *testing.B) {
-	path, ok := devenv.FindData(devenv.USGSFile)
-	if !ok {
-		b.Skip("shared data absent")
-	}
-	events, err := devenv.LoadUSGS(path)
-	require.NoError(b, err)
+	events := testkit.USGSEvents(b)
 	f := testkit.NewFixture(b, 1, tables.Definition{Namespace: "bench", Name: "t0", Topic: "quakes", ValueFormat: "json",
 		KeyFormat: "string", Schema: json.RawMessage(devenv.EarthquakesSchema)})
 	cl, err := kgo.NewClient(kgo.SeedBrokers(f.Cluster.ListenAddrs()...), kgo.DefaultProduceTopic("quakes"),

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/indexer"
 	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/tables"
@@ -30,7 +29,6 @@ func TestSnapshotExpiryAndCollection(t *testing.T) {
 	f := testkit.NewFixture(t, 1, tables.Definition{Namespace: "t", Name: "c", Topic: "c", ValueFormat: "raw",
 		Properties: map[string]string{"history.expire.max-snapshot-age-ms": "200", "commit.manifest.min-count-to-merge": "3"}})
 	pool, kf, kc, tbl := f.Pool, f.Cluster, f.Client, f.Table
-	take := func(scope, holder string) cluster.Lease { return f.Take(t, scope, holder) }
 	cl := f.Producer(t, kgo.DefaultProduceTopic("c"))
 	count := func(q string, args ...any) (n int) {
 		require.NoError(t, pool.QueryRow(ctx, q, args...).Scan(&n))
@@ -41,12 +39,12 @@ func TestSnapshotExpiryAndCollection(t *testing.T) {
 	defer stop()
 	ix := indexer.New(pool, kc, indexer.Config{FlushInterval: 20 * time.Millisecond})
 	ixDone := make(chan error, 1)
-	go func() { ixDone <- ix.Run(runCtx, take(tables.PartitionScope(tbl.ID, 0), "n")) }()
+	go func() { ixDone <- ix.Run(runCtx, f.Take(t, tables.PartitionScope(tbl.ID, 0), "n")) }()
 	w := writer.New(pool, kc, writer.Config{CommitInterval: 40 * time.Millisecond,
 		PartitionCheckInterval: 100 * time.Millisecond, CollectAfter: 300 * time.Millisecond})
 	wDone := make(chan error, 1)
 	firstCtx, stopFirst := context.WithCancel(runCtx)
-	go func() { wDone <- w.Run(firstCtx, take(tables.WriterScope(tbl.ID), "n")) }()
+	go func() { wDone <- w.Run(firstCtx, f.Take(t, tables.WriterScope(tbl.ID), "n")) }()
 
 	produced := 0
 	produceFor := func(d time.Duration) {
@@ -60,7 +58,7 @@ func TestSnapshotExpiryAndCollection(t *testing.T) {
 	// collects) snapshots written under the old epoch.
 	stopFirst()
 	require.NoError(t, <-wDone)
-	go func() { wDone <- w.Run(runCtx, take(tables.WriterScope(tbl.ID), "m")) }()
+	go func() { wDone <- w.Run(runCtx, f.Take(t, tables.WriterScope(tbl.ID), "m")) }()
 	produceFor(300 * time.Millisecond)
 	require.NoError(t, kf.DeleteRecords("c", 0, 5))
 	deadline := time.Now().Add(30 * time.Second)

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/indexer"
 	"github.com/minkhq/mink/internal/testkit"
@@ -28,7 +27,6 @@ func TestExpiryRewritesStraddlingFileAndIsFenced(t *testing.T) {
 	ctx := context.Background()
 	f := testkit.NewFixture(t, 1, tables.Definition{Namespace: "t", Name: "x", Topic: "x", ValueFormat: "raw"})
 	pool, kf, kc, tbl := f.Pool, f.Cluster, f.Client, f.Table
-	take := func(scope, holder string) cluster.Lease { return f.Take(t, scope, holder) }
 	cl := f.Producer(t, kgo.DefaultProduceTopic("x"))
 	for i := 0; i < 10; i++ { // one batch per record: DeleteRecords cuts anywhere
 		require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: []byte{byte(i)}}).FirstErr())
@@ -40,18 +38,18 @@ func TestExpiryRewritesStraddlingFileAndIsFenced(t *testing.T) {
 		return n
 	}
 	ix := indexer.New(pool, kc, indexer.Config{FlushInterval: 50 * time.Millisecond})
-	pl := take(tables.PartitionScope(tbl.ID, 0), "node-a")
+	pl := f.Take(t, tables.PartitionScope(tbl.ID, 0), "node-a")
 	ixJob := testkit.Start(t, func(ctx context.Context) error { return ix.Run(ctx, pl) })
 
 	w := writer.New(pool, kc, writer.Config{CommitInterval: 50 * time.Millisecond})
-	stale := take(tables.WriterScope(tbl.ID), "node-a")
+	stale := f.Take(t, tables.WriterScope(tbl.ID), "node-a")
 	wJob := testkit.Start(t, func(ctx context.Context) error { return w.Run(ctx, stale) })
 	wait("commit of 10 records", func() bool { return liveRecords() == 10 })
 	_ = wJob.Stop()
 	_ = ixJob.Stop()
 
 	// A new holder takes the writer lease; the log start moves to 4.
-	current := take(tables.WriterScope(tbl.ID), "node-b")
+	current := f.Take(t, tables.WriterScope(tbl.ID), "node-b")
 	require.NoError(t, kf.DeleteRecords("x", 0, 4))
 	snapshots := func() (n int) {
 		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM snapshots WHERE table_id = $1`, tbl.ID).Scan(&n))

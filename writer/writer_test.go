@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/indexer"
 	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/pgstore"
@@ -25,7 +24,6 @@ func TestWriterCommitsAndIsFenced(t *testing.T) {
 	ctx := context.Background()
 	f := testkit.NewFixture(t, 2, tables.Definition{Namespace: "t", Name: "w", Topic: "w", ValueFormat: "raw"})
 	pool, kc, tbl := f.Pool, f.Client, f.Table
-	take := func(scope, holder string) cluster.Lease { return f.Take(t, scope, holder) }
 	cl := f.Producer(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	produce := func(p int32, n int) {
 		var recs []*kgo.Record
@@ -46,13 +44,13 @@ func TestWriterCommitsAndIsFenced(t *testing.T) {
 
 	ix := indexer.New(pool, kc, indexer.Config{FlushInterval: 50 * time.Millisecond})
 	for p := int32(0); p < 2; p++ {
-		l := take(tables.PartitionScope(tbl.ID, p), "node-a")
+		l := f.Take(t, tables.PartitionScope(tbl.ID, p), "node-a")
 		testkit.Start(t, func(ctx context.Context) error { return ix.Run(ctx, l) })
 	}
 
 	reg := prometheus.NewRegistry()
 	w := writer.New(pool, kc, writer.Config{CommitInterval: 50 * time.Millisecond, Registerer: reg})
-	wl := take(tables.WriterScope(tbl.ID), "node-a")
+	wl := f.Take(t, tables.WriterScope(tbl.ID), "node-a")
 	wctx, stopW := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(wctx, wl) }()
@@ -77,7 +75,7 @@ func TestWriterCommitsAndIsFenced(t *testing.T) {
 
 	// Another node takes the writer lease; the old writer's next commit is
 	// rejected and it stops.
-	take(tables.WriterScope(tbl.ID), "node-b")
+	f.Take(t, tables.WriterScope(tbl.ID), "node-b")
 	produce(0, 5)
 	select {
 	case err := <-done:

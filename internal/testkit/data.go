@@ -1,6 +1,27 @@
 package testkit
 
-import "github.com/apache/iceberg-go"
+import (
+	"testing"
+
+	"github.com/apache/iceberg-go"
+
+	"github.com/minkhq/mink/devenv"
+)
+
+// USGSEvents returns the events of the USGS feed in the shared data
+// directory (devenv.FindData), and skips the test when it is absent.
+func USGSEvents(t testing.TB) []devenv.Event {
+	t.Helper()
+	path, ok := devenv.FindData(devenv.USGSFile)
+	if !ok {
+		t.Skip("shared data absent: ../shared/data/" + devenv.USGSFile)
+	}
+	events, err := devenv.LoadUSGS(path)
+	if err != nil {
+		t.Fatalf("testkit: %v", err)
+	}
+	return events
+}
 
 // KafkaField is the _kafka struct column that opens every Mink table's
 // schema (docs/design.md §4.2), field ids 1 to 10.

@@ -24,11 +24,12 @@ type Kafka struct {
 	Client  *kafka.Client
 }
 
-// NewKafka starts a Kafka with the given topics, each of partitions
-// partitions.
-func NewKafka(t testing.TB, partitions int32, topics ...string) *Kafka {
+// NewKafka starts a Kafka of one broker (opts may say otherwise, for
+// example kfake.SeedTopics for its topics or kfake.NumBrokers) and Mink's
+// client on it.
+func NewKafka(t testing.TB, opts ...kfake.Opt) *Kafka {
 	t.Helper()
-	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, topics...))
+	kf, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1)}, opts...)...)
 	if err != nil {
 		t.Fatalf("testkit: kfake: %v", err)
 	}
@@ -85,7 +86,7 @@ type Fixture struct {
 func NewFixture(t testing.TB, partitions int32, def tables.Definition) *Fixture {
 	t.Helper()
 	pool, url := pgtest.Pool(t)
-	k := NewKafka(t, partitions, def.Topic)
+	k := NewKafka(t, kfake.SeedTopics(partitions, def.Topic))
 	starts := make([]tables.PartitionStart, partitions)
 	for p := range starts {
 		starts[p] = tables.PartitionStart{Partition: int32(p)}
