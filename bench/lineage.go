@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/minkhq/mink/icebergmeta"
@@ -86,19 +85,8 @@ func runLineage(ctx context.Context, h *H) error {
 	h.Figure(Figure{Name: "load p99, last minute", Unit: "ms", Ref: "load p99, first minute", MaxRatio: 2,
 		Note: "target: within 2× the first minute's"})
 
-	pctx, stopProducing := context.WithCancel(ctx)
-	defer stopProducing()
-	var prodErr atomic.Value
-	var pwg sync.WaitGroup
-	pwg.Add(1)
-	go func() {
-		defer pwg.Done()
-		if err := frProduceAtRate(pctx, env.Brokers, topic, values, lnRate); err != nil && pctx.Err() == nil {
-			prodErr.Store(err)
-		}
-	}()
-	defer pwg.Wait()
-	defer stopProducing()
+	prod := frStartProducing(ctx, env.Brokers, topic, values, lnRate)
+	defer prod.stop()
 
 	dir, err := h.TempDir()
 	if err != nil {
@@ -154,8 +142,8 @@ func runLineage(ctx context.Context, h *H) error {
 	if failed != nil {
 		return fmt.Errorf("load: %w", failed)
 	}
-	if e, _ := prodErr.Load().(error); e != nil {
-		return fmt.Errorf("background producer: %w", e)
+	if err := prod.err(); err != nil {
+		return err
 	}
 
 	var largest, most, byLoad int

@@ -314,12 +314,12 @@ func TestFailoverCleanStop(t *testing.T) {
 // stays exact.
 func TestFailoverPausedNode(t *testing.T) {
 	env, id, prod, ls := failoverEnv(t, 3, 6)
-	victim, survivors, old := writerNode(t, env, ls)
+	victim, survivors, _ := writerNode(t, env, ls)
 
 	pauseAt := env.DBNow(t)
 	victim.Pause()
 	pausedAt := time.Now()
-	old = env.Leases(t, id).HeldBy(victim.ID) // as of the pause
+	old := env.Leases(t, id).HeldBy(victim.ID) // as of the pause
 	require.Len(t, old, 3)
 	tos := env.WaitTakeovers(t, id, old, ttl, ttl+2*round+5*time.Second)
 	takenAt := map[string]time.Time{}
