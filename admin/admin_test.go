@@ -26,11 +26,9 @@ func TestTablesAPI(t *testing.T) {
 		t.Helper()
 		req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
 		require.NoError(t, err)
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
+		resp, b := testkit.Send(t, req)
 		var out map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&out)
+		_ = json.Unmarshal(b, &out)
 		return resp.StatusCode, out
 	}
 

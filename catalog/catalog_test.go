@@ -117,12 +117,7 @@ func do(t *testing.T, method, url string, header ...string) (*http.Response, []b
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Add(header[i], header[i+1])
 	}
-	rsp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer rsp.Body.Close()
-	b, err := io.ReadAll(rsp.Body)
-	require.NoError(t, err)
-	return rsp, b
+	return testkit.Send(t, req)
 }
 
 type errorModel struct {

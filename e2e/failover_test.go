@@ -8,7 +8,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -526,11 +525,7 @@ func TestFailoverRoles(t *testing.T) {
 
 func get(t *testing.T, url string) (int, []byte) {
 	t.Helper()
-	resp, err := http.Get(url)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
+	resp, b := testkit.Get(t, url)
 	return resp.StatusCode, b
 }
 
