@@ -13,31 +13,22 @@ import (
 
 	"github.com/minkhq/mink/admin"
 	"github.com/minkhq/mink/internal/pgtest"
-	"github.com/minkhq/mink/kafka"
+	"github.com/minkhq/mink/internal/testkit"
 )
-
-func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func TestTablesAPI(t *testing.T) {
 	pool, _ := pgtest.Pool(t)
-	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "events"))
-	require.NoError(t, err)
-	defer kf.Close()
-	kc, err := kafka.New(kafka.Config{Brokers: kf.ListenAddrs()})
-	require.NoError(t, err)
-	defer kc.Close()
-	srv := httptest.NewServer(admin.New(pool, kc, admin.Config{NodeID: "n1", Warehouse: "mink"}))
+	k := testkit.NewKafka(t, kfake.SeedTopics(4, "events"))
+	srv := httptest.NewServer(admin.New(pool, k.Client, admin.Config{NodeID: "n1", Warehouse: "mink"}))
 	defer srv.Close()
 
 	do := func(method, path, body string) (int, map[string]any) {
 		t.Helper()
 		req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
 		require.NoError(t, err)
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
+		resp, b := testkit.Send(t, req)
 		var out map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&out)
+		_ = json.Unmarshal(b, &out)
 		return resp.StatusCode, out
 	}
 
@@ -91,7 +82,7 @@ func TestTablesAPI(t *testing.T) {
 	require.EqualValues(t, 0, body["dead_letters"])
 	var id int64
 	require.NoError(t, pool.QueryRow(context.Background(), `SELECT id FROM tables WHERE name = 'events'`).Scan(&id))
-	_, err = pool.Exec(context.Background(), `INSERT INTO unknown_fields (table_id, partition, field_count, examples) VALUES
+	_, err := pool.Exec(context.Background(), `INSERT INTO unknown_fields (table_id, partition, field_count, examples) VALUES
 		($1, 2, 5, '{b,c}'), ($1, 0, 7, '{a,b,x0,x1,x2,x3,x4,x5,x6,x7}')`, id)
 	require.NoError(t, err)
 	code, body = do("GET", "/admin/v1/tables/app.events/status", "")

@@ -26,6 +26,16 @@ const FlightsSchema = `{"type":"struct","schema-id":0,"fields":[
  {"id":4,"name":"origin","required":false,"type":"string"},
  {"id":5,"name":"destination","required":false,"type":"string"}]}`
 
+// flightValues returns the JSON values of up to limit rows (0 = all) of
+// FlightsFile (flightsJSON), or h.SkipNoData's error when it is absent.
+func flightValues(h *H, limit int) ([][]byte, error) {
+	path, ok := h.Data(FlightsFile)
+	if !ok {
+		return nil, h.SkipNoData(FlightsFile)
+	}
+	return flightsJSON(path, limit)
+}
+
 // flightsJSON reads up to limit rows (0 = all) of the flights Parquet file
 // and returns each as one JSON object, e.g.
 // {"date":"2001-01-01T00:01:00Z","delay":33,"distance":2176,"origin":"LAS","destination":"PHL"}.

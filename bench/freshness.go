@@ -91,43 +91,49 @@ type frSample struct {
 	tailSize int64         // bytes of its tail data files (Parquet)
 }
 
+// flightsEnv starts nodes nodes on a fresh schema (the freshness
+// scenario's flush and commit intervals, quiet logs) with table bench.name
+// (json flight records) over a topic name of partitions partitions. The
+// caller stops the env.
+func flightsEnv(ctx context.Context, h *H, nodes, partitions int, name string) (*devenv.Env, error) {
+	pg, err := h.Postgres(ctx)
+	if err != nil {
+		return nil, err
+	}
+	env, err := devenv.StartEnv(ctx, devenv.DevConfig{Nodes: nodes, PostgresURL: pg, EphemeralPorts: true,
+		FlushInterval: frFlush, CommitInterval: frCommit, Logger: frQuietLogger()})
+	if err != nil {
+		return nil, err
+	}
+	if err = env.Kafka.CreateTopic(name, int32(partitions), nil); err == nil {
+		err = devenv.CreateTable(ctx, env.Nodes[0].URL(), map[string]any{"namespace": "bench", "name": name,
+			"topic": name, "value_format": "json", "schema": json.RawMessage(FlightsSchema)})
+	}
+	if err != nil {
+		env.Stop()
+		return nil, err
+	}
+	return env, nil
+}
+
 func runFreshness(ctx context.Context, h *H) error {
-	path, ok := h.Data(FlightsFile)
-	if !ok {
-		return h.SkipNoData(FlightsFile)
-	}
-	samples := frSamples
-	if h.Quick {
-		samples = frQuickSamples
-	}
-	values, err := flightsJSON(path, 100_000)
+	values, err := flightValues(h, 100_000)
 	if err != nil {
 		return err
 	}
+	samples := ifQuick(h, frSamples, frQuickSamples)
 	var valueBytes int
 	for _, v := range values {
 		valueBytes += len(v)
 	}
 	meanValue := float64(valueBytes) / float64(len(values))
 
-	pg, err := h.Postgres(ctx)
-	if err != nil {
-		return err
-	}
-	env, err := devenv.StartEnv(ctx, devenv.DevConfig{Nodes: frNodes, PostgresURL: pg, EphemeralPorts: true,
-		FlushInterval: frFlush, CommitInterval: frCommit, Logger: frQuietLogger()})
+	const topic, ns, name = "flights", "bench", "flights"
+	env, err := flightsEnv(ctx, h, frNodes, frPartitions, name)
 	if err != nil {
 		return err
 	}
 	defer env.Stop()
-	const topic, ns, name = "flights", "bench", "flights"
-	if err := env.Kafka.CreateTopic(topic, frPartitions, nil); err != nil {
-		return err
-	}
-	if err := devenv.CreateTable(ctx, env.Nodes[0].URL(), map[string]any{"namespace": ns, "name": name,
-		"topic": topic, "value_format": "json", "schema": json.RawMessage(FlightsSchema)}); err != nil {
-		return err
-	}
 	cats := make([]*rest.Catalog, len(env.Nodes))
 	for i, n := range env.Nodes {
 		if cats[i], err = rest.NewCatalog(ctx, "mink", n.URL()); err != nil {
@@ -136,19 +142,8 @@ func runFreshness(ctx context.Context, h *H) error {
 	}
 
 	// Background load: frRate records/s, round-robin over the partitions.
-	pctx, stopProducing := context.WithCancel(ctx)
-	defer stopProducing()
-	var prodErr atomic.Value
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := frProduceAtRate(pctx, env.Brokers, topic, values, frRate/meanValue); err != nil && pctx.Err() == nil {
-			prodErr.Store(err)
-		}
-	}()
-	defer wg.Wait()
-	defer stopProducing()
+	prod := frStartProducing(ctx, env.Brokers, topic, values, frRate/meanValue)
+	defer prod.stop()
 
 	probe, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
@@ -202,8 +197,8 @@ func runFreshness(ctx context.Context, h *H) error {
 			return err
 		}
 		lastP99 = frRecord(h, ss, meanValue)
-		if e, _ := prodErr.Load().(error); e != nil {
-			return fmt.Errorf("background producer: %w", e)
+		if err := prod.err(); err != nil {
+			return err
 		}
 	}
 	h.Note("Copying pipeline (computed): a record acknowledged at a uniformly random time waits for the next commit of a %v interval, so p50 ≥ %.0f ms and p99 ≥ %.0f ms before the commit itself (writing Parquet, the catalog commit) is counted; Mink's load answers with the record with no commit in between.",
@@ -318,6 +313,42 @@ func frTailOf(tbl *table.Table) (records, size int64) {
 
 // frProduceAtRate produces values (cycling) at rate records/s, round-robin
 // over the partitions, in a batch every 10 ms, until ctx ends.
+// frProducer produces in the background (frProduceAtRate) until stopped.
+type frProducer struct {
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	failure atomic.Value // error
+}
+
+// frStartProducing starts producing values to topic at rate records per
+// second.
+func frStartProducing(ctx context.Context, brokers []string, topic string, values [][]byte, rate float64) *frProducer {
+	ctx, cancel := context.WithCancel(ctx)
+	p := &frProducer{cancel: cancel}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		if err := frProduceAtRate(ctx, brokers, topic, values, rate); err != nil && ctx.Err() == nil {
+			p.failure.Store(err)
+		}
+	}()
+	return p
+}
+
+// stop stops producing and waits for the producer to return.
+func (p *frProducer) stop() {
+	p.cancel()
+	p.wg.Wait()
+}
+
+// err is the error that ended producing before stop, or nil.
+func (p *frProducer) err() error {
+	if e, _ := p.failure.Load().(error); e != nil {
+		return fmt.Errorf("background producer: %w", e)
+	}
+	return nil
+}
+
 func frProduceAtRate(ctx context.Context, brokers []string, topic string, values [][]byte, rate float64) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ProducerLinger(2*time.Millisecond))

@@ -121,6 +121,14 @@ func (h *H) Skip(reason string) error {
 
 var errSkip = fmt.Errorf("skipped")
 
+// ifQuick returns quick when the run is -quick, full otherwise.
+func ifQuick[T any](h *H, full, quick T) T {
+	if h.Quick {
+		return quick
+	}
+	return full
+}
+
 // Data returns the path of a file of ../shared/data (devenv.FindData), or
 // ok=false when it is absent.
 func (h *H) Data(name string) (string, bool) { return devenv.FindData(name) }

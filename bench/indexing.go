@@ -25,6 +25,7 @@ import (
 	"github.com/minkhq/mink/codec"
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/indexer"
+	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/pgstore"
 	"github.com/minkhq/mink/tables"
@@ -118,15 +119,8 @@ func idxMeasure(fn func() error) (idxWindow, error) {
 func (w idxWindow) perCore(n float64) float64 { return n / w.cpu.Seconds() }
 
 func runIndexing(ctx context.Context, h *H) error {
-	path, ok := h.Data(FlightsFile)
-	if !ok {
-		return h.SkipNoData(FlightsFile)
-	}
-	limit := 0
-	if h.Quick {
-		limit = idxQuickRecords
-	}
-	values, err := flightsJSON(path, limit)
+	limit := ifQuick(h, 0, idxQuickRecords)
+	values, err := flightValues(h, limit)
 	if err != nil {
 		return err
 	}
@@ -465,13 +459,8 @@ func idxMink(ctx context.Context, env *idxEnv, def tables.Definition, prof strin
 	leases := make([]cluster.Lease, idxPartitions)
 	for p := range leases {
 		// Take the lease as the cluster loop does.
-		l := &leases[p]
-		if err := env.pool.QueryRow(ctx, `
-			UPDATE leases SET holder = 'bench', epoch = epoch + 1, expires_at = now() + interval '1 hour'
-			WHERE scope = $1 RETURNING scope, table_id, kind, coalesce(partition, 0), holder, epoch`,
-			tables.PartitionScope(tbl.ID, int32(p))).
-			Scan(&l.Scope, &l.TableID, &l.Kind, &l.Partition, &l.Holder, &l.Epoch); err != nil {
-			return idxWindow{}, idxMeta{}, fmt.Errorf("take lease: %w", err)
+		if leases[p], err = testkit.TakeLease(ctx, env.pool, tables.PartitionScope(tbl.ID, int32(p)), "bench", time.Hour); err != nil {
+			return idxWindow{}, idxMeta{}, err
 		}
 	}
 	ix := indexer.New(env.pool, env.kc, indexer.Config{FlushInterval: idxFlushInterval, RangeSize: idxRangeSize, Logger: env.logger})

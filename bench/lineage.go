@@ -7,13 +7,11 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/minkhq/mink/devenv"
 	"github.com/minkhq/mink/icebergmeta"
+	"github.com/minkhq/mink/internal/testkit/proc"
 )
 
 // Lineage scenario settings.
@@ -63,36 +61,17 @@ type lnSample struct {
 }
 
 func runLineage(ctx context.Context, h *H) error {
-	path, ok := h.Data(FlightsFile)
-	if !ok {
-		return h.SkipNoData(FlightsFile)
-	}
-	duration := lnDuration
-	if h.Quick {
-		duration = lnQuickDuration
-	}
-	values, err := flightsJSON(path, 100_000)
+	values, err := flightValues(h, 100_000)
 	if err != nil {
 		return err
 	}
-	pg, err := h.Postgres(ctx)
-	if err != nil {
-		return err
-	}
-	env, err := devenv.StartEnv(ctx, devenv.DevConfig{Nodes: lnNodes, PostgresURL: pg, EphemeralPorts: true,
-		FlushInterval: frFlush, CommitInterval: frCommit, Logger: frQuietLogger()})
+	duration := ifQuick(h, lnDuration, lnQuickDuration)
+	const topic, ns, name = "lineage", "bench", "lineage"
+	env, err := flightsEnv(ctx, h, lnNodes, lnPartitions, name)
 	if err != nil {
 		return err
 	}
 	defer env.Stop()
-	const topic, ns, name = "lineage", "bench", "lineage"
-	if err := env.Kafka.CreateTopic(topic, lnPartitions, nil); err != nil {
-		return err
-	}
-	if err := devenv.CreateTable(ctx, env.Nodes[0].URL(), map[string]any{"namespace": ns, "name": name,
-		"topic": topic, "value_format": "json", "schema": json.RawMessage(FlightsSchema)}); err != nil {
-		return err
-	}
 
 	h.Figure(Figure{Name: "metadata JSON, largest", Unit: "KiB", Max: lnMaxMetadata,
 		Note: "the largest metadata a load returned"})
@@ -106,19 +85,8 @@ func runLineage(ctx context.Context, h *H) error {
 	h.Figure(Figure{Name: "load p99, last minute", Unit: "ms", Ref: "load p99, first minute", MaxRatio: 2,
 		Note: "target: within 2× the first minute's"})
 
-	pctx, stopProducing := context.WithCancel(ctx)
-	defer stopProducing()
-	var prodErr atomic.Value
-	var pwg sync.WaitGroup
-	pwg.Add(1)
-	go func() {
-		defer pwg.Done()
-		if err := frProduceAtRate(pctx, env.Brokers, topic, values, lnRate); err != nil && pctx.Err() == nil {
-			prodErr.Store(err)
-		}
-	}()
-	defer pwg.Wait()
-	defer stopProducing()
+	prod := frStartProducing(ctx, env.Brokers, topic, values, lnRate)
+	defer prod.stop()
 
 	dir, err := h.TempDir()
 	if err != nil {
@@ -174,8 +142,8 @@ func runLineage(ctx context.Context, h *H) error {
 	if failed != nil {
 		return fmt.Errorf("load: %w", failed)
 	}
-	if e, _ := prodErr.Load().(error); e != nil {
-		return fmt.Errorf("background producer: %w", e)
+	if err := prod.err(); err != nil {
+		return err
 	}
 
 	var largest, most, byLoad int
@@ -278,26 +246,12 @@ func lnLoad(ctx context.Context, url string) (lnSample, error) {
 	return s, nil
 }
 
-// lnMetric reads one unlabelled series of a node's /metrics.
+// lnMetric reads one unlabelled series of a node's /metrics (0 when it
+// has none).
 func lnMetric(ctx context.Context, nodeURL, series string) (float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, nodeURL+"/metrics", nil)
+	v, err := proc.Metrics(ctx, nodeURL+"/metrics", series)
 	if err != nil {
 		return 0, err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0, err
-	}
-	var v float64
-	for _, line := range strings.Split(string(b), "\n") {
-		if _, err := fmt.Sscanf(line, series+" %g", &v); err == nil {
-			return v, nil
-		}
-	}
-	return 0, nil
+	return v[0], nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -10,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,7 +20,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -31,6 +28,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minkhq/mink/devenv"
+	"github.com/minkhq/mink/internal/testkit/proc"
 	"github.com/minkhq/mink/node"
 )
 
@@ -120,15 +118,8 @@ type memResult struct {
 // start of the topic), and, when a peak RSS median is over the target (or
 // with -quick), summarizes a heap profile of an in-process node.
 func runMemory(ctx context.Context, h *H) error {
-	path, ok := h.Data(FlightsFile)
-	if !ok {
-		return h.SkipNoData(FlightsFile)
-	}
-	limit := 0
-	if h.Quick {
-		limit = memQuickRecords
-	}
-	values, err := flightsJSON(path, limit)
+	limit := ifQuick(h, 0, memQuickRecords)
+	values, err := flightValues(h, limit)
 	if err != nil {
 		return err
 	}
@@ -472,7 +463,7 @@ func memRun(ctx context.Context, h *H, bin, pg string, brokers []string, dir str
 	}()
 	stopSampling := func() { cancel(); wg.Wait() }
 	defer stopSampling()
-	caught, err := memWaitIndexed(ctx, n.url, n.done, "bench.flights")
+	caught, err := memWaitIndexed(ctx, n.url, n.Done(), "bench.flights")
 	if err != nil {
 		return r, n.explain(err)
 	}
@@ -487,7 +478,7 @@ func memRun(ctx context.Context, h *H, bin, pg string, brokers []string, dir str
 		}
 		r.readTime = time.Since(start)
 	}
-	if r.peakRSS, err = memProcStatus(n.pid(), "VmHWM"); err != nil {
+	if r.peakRSS, err = memProcStatus(n.Pid(), "VmHWM"); err != nil {
 		return r, n.explain(err)
 	}
 	r.liveHeap = n.liveHeap()
@@ -515,7 +506,7 @@ func memCreateTable(ctx context.Context, bin, pg string, brokers []string, dir s
 	}); err != nil {
 		return 0, setup.explain(err)
 	}
-	rss, err := memProcStatus(setup.pid(), "VmRSS")
+	rss, err := memProcStatus(setup.Pid(), "VmRSS")
 	if err != nil {
 		return 0, setup.explain(err)
 	}
@@ -524,11 +515,8 @@ func memCreateTable(ctx context.Context, bin, pg string, brokers []string, dir s
 
 // memNode is one `mink serve` process.
 type memNode struct {
-	url     string
-	logPath string
-	cmd     *exec.Cmd
-	done    chan struct{} // closed when the process has exited
-	waitErr error         // set before done closes
+	*proc.Process
+	url string
 	// readyAt is when /readyz first answered 200: the node has registered,
 	// and takes its leases in the same round.
 	readyAt time.Time
@@ -537,71 +525,32 @@ type memNode struct {
 // startMemNode starts `mink serve` with args on a free loopback port,
 // logging to dir/mink.log, and waits until it answers /readyz.
 func startMemNode(ctx context.Context, bin, dir string, args []string) (*memNode, error) {
-	port, err := memFreePort()
+	port, err := proc.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	n := &memNode{url: fmt.Sprintf("http://127.0.0.1:%d", port), logPath: filepath.Join(dir, "mink.log"), done: make(chan struct{})}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	logf, err := os.Create(n.logPath)
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	args = append([]string{"serve", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--advertise", url}, args...)
+	// One line per GC on stderr (liveHeap reads them from the log).
+	p, err := proc.Start(bin, args, filepath.Join(dir, "mink.log"), "GODEBUG=gctrace=1")
 	if err != nil {
 		return nil, err
 	}
-	args = append([]string{"serve", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--advertise", n.url}, args...)
-	n.cmd = exec.Command(bin, args...)
-	n.cmd.Stdout, n.cmd.Stderr = logf, logf
-	// One line per GC on stderr (liveHeap reads them from the log).
-	n.cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1")
-	if err := n.cmd.Start(); err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("start mink: %w", err)
+	n := &memNode{Process: p, url: url}
+	if err := p.WaitReady(ctx, url, 60*time.Second); err != nil {
+		n.stop()
+		return nil, fmt.Errorf("mink: %w: %s", err, n.tail(20))
 	}
-	go func() {
-		n.waitErr = n.cmd.Wait()
-		logf.Close()
-		close(n.done)
-	}()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if n.get(ctx, "/readyz", nil) == nil {
-			n.readyAt = time.Now()
-			return n, nil
-		}
-		select {
-		case <-n.done:
-			return nil, fmt.Errorf("mink exited before it was ready (%v): %s", n.waitErr, n.tail(20))
-		case <-ctx.Done():
-			n.stop()
-			return nil, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			n.stop()
-			return nil, fmt.Errorf("mink not ready after 60s: %s", n.tail(20))
-		}
-	}
+	n.readyAt = time.Now()
+	return n, nil
 }
-
-func (n *memNode) pid() int { return n.cmd.Process.Pid }
 
 // stop stops the process: SIGTERM, then SIGKILL after 15 s. It returns once
 // the process has exited. Safe to call more than once.
-func (n *memNode) stop() {
-	select {
-	case <-n.done:
-		return
-	default:
-	}
-	_ = n.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-n.done:
-	case <-time.After(15 * time.Second):
-		_ = n.cmd.Process.Kill()
-		<-n.done
-	}
-}
+func (n *memNode) stop() { _ = n.Stop(15 * time.Second) }
 
 // memGCTrace matches the heap sizes of a gctrace line, "… 45->47->23 MB, 46 MB
 // goal, …": heap at the start and end of the GC and live heap, in MiB.
@@ -610,7 +559,7 @@ var memGCTrace = regexp.MustCompile(`(\d+)->(\d+)->(\d+) MB, \d+ MB goal`)
 // liveHeap returns the largest live heap after a GC that the node's
 // gctrace lines report, in bytes (0 without any).
 func (n *memNode) liveHeap() int64 {
-	b, err := os.ReadFile(n.logPath)
+	b, err := os.ReadFile(n.LogPath)
 	if err != nil {
 		return 0
 	}
@@ -625,60 +574,17 @@ func (n *memNode) liveHeap() int64 {
 // explain adds the end of the node's log to err, and says if it exited.
 func (n *memNode) explain(err error) error {
 	select {
-	case <-n.done:
-		return fmt.Errorf("%w (mink exited: %v): %s", err, n.waitErr, n.tail(20))
+	case <-n.Done():
+		return fmt.Errorf("%w (mink exited: %v): %s", err, n.WaitErr(), n.tail(20))
 	default:
 		return fmt.Errorf("%w; mink log: %s", err, n.tail(10))
 	}
 }
 
-// tail returns the last lines of the node's log on one line each, joined
-// by " | ".
+// tail returns the last lines of the node's log but its gctrace lines,
+// joined by " | ".
 func (n *memNode) tail(lines int) string {
-	b, err := os.ReadFile(n.logPath)
-	if err != nil {
-		return err.Error()
-	}
-	var ls []string
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if !strings.HasPrefix(l, "gc ") { // gctrace
-			ls = append(ls, l)
-		}
-	}
-	if len(ls) > lines {
-		ls = ls[len(ls)-lines:]
-	}
-	return strings.Join(ls, " | ")
-}
-
-// get GETs path on the node (memGet).
-func (n *memNode) get(ctx context.Context, path string, out any) error {
-	return memGet(ctx, n.url+path, out)
-}
-
-// memGet GETs url and decodes a JSON answer into out (when not nil); any
-// status but 200 is an error.
-func memGet(ctx context.Context, url string, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
-		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(msg)))
-	}
-	if out == nil {
-		_, err = io.Copy(io.Discard, resp.Body)
-		return err
-	}
-	return json.NewDecoder(resp.Body).Decode(out)
+	return strings.Join(n.Tail(lines, func(l string) bool { return !strings.HasPrefix(l, "gc ") }), " | ")
 }
 
 // memWaitIndexed polls the table's partitions on the node at url every
@@ -706,7 +612,7 @@ func memWaitIndexed(ctx context.Context, url string, done <-chan struct{}, table
 			return time.Time{}, fmt.Errorf("backlog not indexed after %v", memIndexTimeout)
 		}
 		body.Partitions = nil
-		if err := memGet(ctx, url+"/admin/v1/tables/"+table+"/partitions", &body); err != nil {
+		if err := proc.GetJSON(ctx, url+"/admin/v1/tables/"+table+"/partitions", &body); err != nil {
 			continue // transient (for example Kafka offsets not answered); the deadline bounds it
 		}
 		all := len(body.Partitions) == memPartitions
@@ -739,35 +645,13 @@ func (s *memSamples) run(ctx context.Context, url string) {
 }
 
 func (s *memSamples) sample(ctx context.Context, url string) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/metrics", nil)
+	v, err := proc.Metrics(ctx, url+"/metrics", "go_memstats_heap_inuse_bytes", "go_memstats_sys_bytes")
 	if err != nil {
 		return
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		name, val, ok := strings.Cut(sc.Text(), " ")
-		if !ok {
-			continue
-		}
-		var into *atomic.Int64
-		switch name {
-		case "go_memstats_heap_inuse_bytes":
-			into = &s.heapInuse
-		case "go_memstats_sys_bytes":
-			into = &s.goSys
-		default:
-			continue
-		}
-		if f, err := strconv.ParseFloat(val, 64); err == nil && int64(f) > into.Load() {
-			into.Store(int64(f))
+	for i, into := range []*atomic.Int64{&s.heapInuse, &s.goSys} {
+		if int64(v[i]) > into.Load() {
+			into.Store(int64(v[i]))
 		}
 	}
 }
@@ -869,14 +753,4 @@ func memProcStatus(pid int, field string) (int64, error) {
 		return kb << 10, nil
 	}
 	return 0, fmt.Errorf("memory: /proc/%d/status has no %s", pid, field)
-}
-
-// memFreePort returns a TCP port free on the loopback interface.
-func memFreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -52,10 +52,7 @@ func (c scaleShape) String() string {
 }
 
 func runScale(ctx context.Context, h *H) error {
-	sim := scaleShape{nodes: 100, tables: 200, partitions: 50}
-	if h.Quick {
-		sim = scaleShape{nodes: 40, tables: 40, partitions: 20}
-	}
+	sim := ifQuick(h, scaleShape{nodes: 100, tables: 200, partitions: 50}, scaleShape{nodes: 40, tables: 40, partitions: 20})
 	cold, err := scaleSimulate(ctx, h, sim)
 	if err != nil {
 		return err

@@ -38,25 +38,26 @@ func (s pgShape) leases() int { return s.tables * (s.partitions + 1) }
 var stmtKinds = []string{"node_upsert", "leases_renew", "nodes_live", "leases_read", "lease_take", "lease_release",
 	"leases_release_all", "node_delete", "other"}
 
-// stmtKind names the cluster statement sql is, by a fragment of its text.
+// stmtFragments name the cluster statements by a fragment of their text,
+// in the order they are tried: a later fragment also matches statements
+// named earlier.
+var stmtFragments = []struct{ fragment, kind string }{
+	{"INSERT INTO nodes", "node_upsert"},
+	{"DELETE FROM nodes", "node_delete"},
+	{"FROM nodes", "nodes_live"},
+	{"unnest(", "leases_renew"},
+	{"epoch = epoch + 1", "lease_take"},
+	{"WHERE scope = $1 AND holder = $2", "lease_release"},
+	{"WHERE holder = $1", "leases_release_all"},
+	{"FROM leases", "leases_read"},
+}
+
+// stmtKind names the cluster statement sql is (stmtFragments), or "other".
 func stmtKind(sql string) string {
-	switch {
-	case strings.Contains(sql, "INSERT INTO nodes"):
-		return "node_upsert"
-	case strings.Contains(sql, "DELETE FROM nodes"):
-		return "node_delete"
-	case strings.Contains(sql, "FROM nodes"):
-		return "nodes_live"
-	case strings.Contains(sql, "unnest("):
-		return "leases_renew"
-	case strings.Contains(sql, "epoch = epoch + 1"):
-		return "lease_take"
-	case strings.Contains(sql, "WHERE scope = $1 AND holder = $2"):
-		return "lease_release"
-	case strings.Contains(sql, "WHERE holder = $1"):
-		return "leases_release_all"
-	case strings.Contains(sql, "FROM leases"):
-		return "leases_read"
+	for _, f := range stmtFragments {
+		if strings.Contains(sql, f.fragment) {
+			return f.kind
+		}
 	}
 	return "other"
 }

@@ -109,10 +109,7 @@ func (e *svEnv) restart(ctx context.Context) error {
 }
 
 func runServing(ctx context.Context, h *H) error {
-	valueBytes := svFileValues
-	if h.Quick {
-		valueBytes = svQuickValues
-	}
+	valueBytes := ifQuick(h, svFileValues, svQuickValues)
 	records := valueBytes / svValueSize
 
 	pg, err := h.Postgres(ctx)

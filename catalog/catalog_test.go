@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -19,9 +18,8 @@ import (
 
 	"github.com/minkhq/mink/catalog"
 	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/internal/testkit"
 )
-
-func TestMain(m *testing.M) { pgtest.Main(m) }
 
 const advertise = "http://mink-0.test:8181"
 
@@ -29,41 +27,20 @@ const advertise = "http://mink-0.test:8181"
 type fixture struct {
 	t    *testing.T
 	pool *pgxpool.Pool
-	srv  *httptest.Server
+	url  string // the catalog server's
 }
 
 func newFixture(t *testing.T, cfg catalog.Config) *fixture {
 	t.Helper()
 	pool, _ := pgtest.Pool(t)
-	if cfg.AdvertiseURL == "" {
-		cfg.AdvertiseURL = advertise
-	}
-	h, err := catalog.New(cfg, pool)
-	require.NoError(t, err)
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return &fixture{t: t, pool: pool, srv: srv}
+	return &fixture{t: t, pool: pool, url: serve(t, cfg, pool)}
 }
 
 // kafkaSchema is a Mink table's schema: the _kafka struct first, then the
 // value (docs/design.md §4.2).
 func kafkaSchema() *iceberg.Schema {
-	kafka := &iceberg.StructType{FieldList: []iceberg.NestedField{
-		{ID: 2, Name: "partition", Type: iceberg.PrimitiveTypes.Int32, Required: true},
-		{ID: 3, Name: "offset", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-		{ID: 4, Name: "timestamp", Type: iceberg.PrimitiveTypes.TimestampTz, Required: true},
-		{ID: 5, Name: "timestamp_type", Type: iceberg.PrimitiveTypes.Int32, Required: true},
-		{ID: 6, Name: "key", Type: iceberg.PrimitiveTypes.Binary},
-		{ID: 7, Name: "headers", Required: true, Type: &iceberg.ListType{
-			ElementID: 8, ElementRequired: true,
-			Element: &iceberg.StructType{FieldList: []iceberg.NestedField{
-				{ID: 9, Name: "key", Type: iceberg.PrimitiveTypes.String, Required: true},
-				{ID: 10, Name: "value", Type: iceberg.PrimitiveTypes.Binary},
-			}},
-		}},
-	}}
 	return iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "_kafka", Type: kafka, Required: true},
+		testkit.KafkaField(),
 		iceberg.NestedField{ID: 11, Name: "value", Type: iceberg.PrimitiveTypes.String},
 	)
 }
@@ -126,7 +103,7 @@ func (f *fixture) commit(s stored, file string, content []byte) stored {
 // do sends a request to the fixture and returns the answer and its body.
 func (f *fixture) do(method, path string, header ...string) (*http.Response, []byte) {
 	f.t.Helper()
-	return do(f.t, method, f.srv.URL+path, header...)
+	return do(f.t, method, f.url+path, header...)
 }
 
 func do(t *testing.T, method, url string, header ...string) (*http.Response, []byte) {
@@ -140,12 +117,7 @@ func do(t *testing.T, method, url string, header ...string) (*http.Response, []b
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Add(header[i], header[i+1])
 	}
-	rsp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer rsp.Body.Close()
-	b, err := io.ReadAll(rsp.Body)
-	require.NoError(t, err)
-	return rsp, b
+	return testkit.Send(t, req)
 }
 
 type errorModel struct {

@@ -53,7 +53,7 @@ func TestIcebergGoClient(t *testing.T) {
 	f.addTable("logs", "events")
 	ctx := context.Background()
 
-	cat, err := rest.NewCatalog(ctx, "mink", f.srv.URL)
+	cat, err := rest.NewCatalog(ctx, "mink", f.url)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cat.Close() })
 
@@ -143,7 +143,7 @@ func TestIcebergGoClientWithoutEndpoints(t *testing.T) {
 	f.addTable("shop", "orders")
 	ctx := context.Background()
 
-	target, err := url.Parse(f.srv.URL)
+	target, err := url.Parse(f.url)
 	require.NoError(t, err)
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req := r.Clone(r.Context())

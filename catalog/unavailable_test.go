@@ -50,6 +50,8 @@ func requireUnavailable(t *testing.T, srvURL string) {
 	require.Equal(t, http.StatusOK, rsp.StatusCode)
 }
 
+// serve serves a catalog over pool on an httptest server and returns its
+// URL; cfg.AdvertiseURL defaults to advertise.
 func serve(t *testing.T, cfg catalog.Config, pool *pgxpool.Pool) string {
 	t.Helper()
 	if cfg.AdvertiseURL == "" {

@@ -18,30 +18,34 @@ import (
 
 	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/pgstore"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
-
 const testTTL = 900 * time.Millisecond
 
-// createTable inserts a table with its leases, as the table-creation code
-// does: one partition lease per partition and one writer lease.
+// createTable inserts a table and its leases in one transaction, as
+// tables.Create does: one partition lease per partition and one writer
+// lease, which every node sees free at once.
 func createTable(t *testing.T, pool *pgxpool.Pool, name string, partitions int) int64 {
 	t.Helper()
 	ctx := context.Background()
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx)
 	var id int64
-	require.NoError(t, pool.QueryRow(ctx, `
+	require.NoError(t, tx.QueryRow(ctx, `
 		INSERT INTO tables (namespace, name, topic, value_format, schema_json, table_uuid, location, metadata_location)
 		VALUES ('ns', $1, $1, 'json', '{}', gen_random_uuid(), 's3://w/ns/' || $1, 's3://w/ns/' || $1 || '/metadata/0.json')
 		RETURNING id`, name).Scan(&id))
 	for p := range partitions {
-		_, err := pool.Exec(ctx, `INSERT INTO leases (scope, table_id, kind, partition) VALUES ($1, $2, 'partition', $3)`,
+		_, err := tx.Exec(ctx, `INSERT INTO leases (scope, table_id, kind, partition) VALUES ($1, $2, 'partition', $3)`,
 			fmt.Sprintf("%d/partition/%d", id, p), id, p)
 		require.NoError(t, err)
 	}
-	_, err := pool.Exec(ctx, `INSERT INTO leases (scope, table_id, kind) VALUES ($1, $2, 'writer')`, fmt.Sprintf("%d/writer", id), id)
+	_, err = tx.Exec(ctx, `INSERT INTO leases (scope, table_id, kind) VALUES ($1, $2, 'writer')`, fmt.Sprintf("%d/writer", id), id)
 	require.NoError(t, err)
+	require.NoError(t, tx.Commit(ctx))
 	return id
 }
 
@@ -151,15 +155,11 @@ func heldBy(rows map[string]row) (partitions map[string]int, writers map[string]
 	return partitions, writers
 }
 
+// eventually polls cond until it holds, and fails t when it does not
+// within the given time.
 func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %s: %s", within, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, within, 10*time.Millisecond, what, func() (bool, string) { return cond(), "" })
 }
 
 // jobsMatch reports whether the nodes' running jobs are exactly the

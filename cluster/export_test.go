@@ -1,8 +1,8 @@
 package cluster
 
-// Internals for the tests of package cluster_test, which cannot live in
-// package cluster: they need internal/pgtest, whose devenv imports node,
-// which imports cluster.
+// Internals for the tests of package cluster_test, which drive the
+// cluster through its exported API as a node does, and read the lease SQL
+// and the node ordering from here.
 
 var (
 	SQLLeaseTake  = sqlLeaseTake

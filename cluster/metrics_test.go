@@ -8,44 +8,20 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/internal/testkit"
 )
 
 // metricValue returns the value of the counter or gauge name whose labels
 // include the given name/value pairs; it fails when there is none.
 func metricValue(t *testing.T, g prometheus.Gatherer, name string, labels ...string) float64 {
 	t.Helper()
-	mfs, err := g.Gather()
-	require.NoError(t, err)
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	metric:
-		for _, m := range mf.GetMetric() {
-			have := map[string]string{}
-			for _, lp := range m.GetLabel() {
-				have[lp.GetName()] = lp.GetValue()
-			}
-			for i := 0; i+1 < len(labels); i += 2 {
-				if have[labels[i]] != labels[i+1] {
-					continue metric
-				}
-			}
-			switch mf.GetType() {
-			case dto.MetricType_COUNTER:
-				return m.GetCounter().GetValue()
-			case dto.MetricType_GAUGE:
-				return m.GetGauge().GetValue()
-			}
-		}
-	}
-	t.Fatalf("no metric %s%v", name, labels)
-	return 0
+	v, ok := testkit.MetricValue(t, g, name, labels...)
+	require.True(t, ok, "no metric %s%v", name, labels)
+	return v
 }
 
 // leaseCounts is one node's lease metrics for one kind.
@@ -94,8 +70,7 @@ func TestLeaseMetrics(t *testing.T) {
 	// loses it at its next round, by its renewal (or, when the steal lands
 	// between its renewal and its read, by the read).
 	stolen := fmt.Sprintf("%d/partition/0", id)
-	_, err := pool.Exec(ctx, `UPDATE leases SET holder = 'x', epoch = epoch + 1, expires_at = now() + interval '1 minute' WHERE scope = $1`, stolen)
-	require.NoError(t, err)
+	testkit.Take(t, pool, stolen, "x")
 	eventually(t, 5*time.Second, "a drops the stolen lease", func() bool {
 		_, ok := a.rec.snapshot()[stolen]
 		return !ok && len(a.c.Held()) == 4
@@ -107,7 +82,7 @@ func TestLeaseMetrics(t *testing.T) {
 	require.Zero(t, metricValue(t, regA, "mink_lease_losses_total", "kind", "partition", "reason", cluster.LossJobFailed))
 
 	// The thief lets go; a takes it back under a new epoch.
-	_, err = pool.Exec(ctx, `UPDATE leases SET holder = NULL, expires_at = NULL WHERE scope = $1`, stolen)
+	_, err := pool.Exec(ctx, `UPDATE leases SET holder = NULL, expires_at = NULL WHERE scope = $1`, stolen)
 	require.NoError(t, err)
 	eventually(t, 5*time.Second, "a takes partition 0 back", func() bool {
 		rows := leaseRows(t, pool)

@@ -6,37 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/internal/pgtest"
 )
-
-// createTableTx inserts a table and its leases in one transaction, as
-// tables.Create does: every node sees all of them free at once.
-func createTableTx(t *testing.T, pool *pgxpool.Pool, name string, partitions int) int64 {
-	t.Helper()
-	ctx := context.Background()
-	tx, err := pool.Begin(ctx)
-	require.NoError(t, err)
-	defer tx.Rollback(ctx)
-	var id int64
-	require.NoError(t, tx.QueryRow(ctx, `
-		INSERT INTO tables (namespace, name, topic, value_format, schema_json, table_uuid, location, metadata_location)
-		VALUES ('ns', $1, $1, 'json', '{}', gen_random_uuid(), 's3://w/ns/' || $1, 's3://w/ns/' || $1 || '/metadata/0.json')
-		RETURNING id`, name).Scan(&id))
-	for p := range partitions {
-		_, err := tx.Exec(ctx, `INSERT INTO leases (scope, table_id, kind, partition) VALUES ($1, $2, 'partition', $3)`,
-			fmt.Sprintf("%d/partition/%d", id, p), id, p)
-		require.NoError(t, err)
-	}
-	_, err = tx.Exec(ctx, `INSERT INTO leases (scope, table_id, kind) VALUES ($1, $2, 'writer')`, fmt.Sprintf("%d/writer", id), id)
-	require.NoError(t, err)
-	require.NoError(t, tx.Commit(ctx))
-	return id
-}
 
 // TestRoundsOnNotice: with lease_ttl 30 s (a round every 10 s), a table
 // created is taken up, a table dropped is let go, and a stopped node's
@@ -92,7 +67,7 @@ func TestRoundsOnNotice(t *testing.T) {
 
 	// A table created: 4 partitions, 2 per node, and the writer.
 	start := time.Now()
-	id := createTableTx(t, pool, "created", 4)
+	id := createTable(t, pool, "created", 4)
 	eventually(t, prompt, "the new table's leases are held, 2 and 2, and their jobs run", balanced(id))
 	t.Logf("new table: leases held and jobs running %s after the commit", time.Since(start).Round(time.Millisecond))
 
@@ -106,7 +81,7 @@ func TestRoundsOnNotice(t *testing.T) {
 	t.Logf("dropped table: jobs stopped %s after the commit", time.Since(start).Round(time.Millisecond))
 
 	// A clean stop: the other node takes every lease over.
-	id = createTableTx(t, pool, "stopped", 4)
+	id = createTable(t, pool, "stopped", 4)
 	eventually(t, prompt, "the second table is shared", balanced(id))
 	start = time.Now()
 	require.NoError(t, b.stop(t))

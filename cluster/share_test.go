@@ -228,13 +228,18 @@ func randomNode(rng *rand.Rand, id string) simNode {
 
 func TestPlanConverges(t *testing.T) {
 	t.Parallel()
-	for seed := range uint64(400) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(seed, 1))
-			s := randomCluster(t, rng)
-			s.converge()
-			s.check()
-		})
+	forSeeds(t, 400, 1, func(t *testing.T, rng *rand.Rand) {
+		s := randomCluster(t, rng)
+		s.converge()
+		s.check()
+	})
+}
+
+// forSeeds runs f as a subtest for seeds 0 to n-1, with a generator seeded
+// by (seed, stream): a failing subtest's name is its seed.
+func forSeeds(t *testing.T, n, stream uint64, f func(t *testing.T, rng *rand.Rand)) {
+	for seed := range n {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { f(t, rand.New(rand.NewPCG(seed, stream))) })
 	}
 }
 
@@ -244,33 +249,30 @@ func TestPlanConverges(t *testing.T) {
 // or crashes (its leases expire), and the cluster converges again.
 func TestPlanJoinLeave(t *testing.T) {
 	t.Parallel()
-	for seed := range uint64(150) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(seed, 2))
-			s := randomCluster(t, rng)
-			s.converge()
-			for step := range 4 {
-				if rng.IntN(2) == 0 || len(s.nodes) == 1 {
-					s.nodes = append(s.nodes, randomNode(rng, fmt.Sprintf("joiner-%d", step)))
-				} else {
-					i := rng.IntN(len(s.nodes))
-					gone := s.nodes[i]
-					s.nodes = slices.Delete(s.nodes, i, i+1)
-					for j := range s.leases {
-						if s.leases[j].Holder == gone.id {
-							// Released, or expired: both are free.
-							s.leases[j].Free = true
-							if rng.IntN(2) == 0 {
-								s.leases[j].Holder = ""
-							}
+	forSeeds(t, 150, 2, func(t *testing.T, rng *rand.Rand) {
+		s := randomCluster(t, rng)
+		s.converge()
+		for step := range 4 {
+			if rng.IntN(2) == 0 || len(s.nodes) == 1 {
+				s.nodes = append(s.nodes, randomNode(rng, fmt.Sprintf("joiner-%d", step)))
+			} else {
+				i := rng.IntN(len(s.nodes))
+				gone := s.nodes[i]
+				s.nodes = slices.Delete(s.nodes, i, i+1)
+				for j := range s.leases {
+					if s.leases[j].Holder == gone.id {
+						// Released, or expired: both are free.
+						s.leases[j].Free = true
+						if rng.IntN(2) == 0 {
+							s.leases[j].Holder = ""
 						}
 					}
 				}
-				s.converge()
-				s.check()
 			}
-		})
-	}
+			s.converge()
+			s.check()
+		}
+	})
 }
 
 // TestPlanJoinHandsBackOnePerRound: with 2 nodes holding 10 partitions of
@@ -342,11 +344,10 @@ func TestPlanWriterTopReleases(t *testing.T) {
 // nodes capped at 2, tables of 2, 1 and 1 partitions. Whatever the order,
 // all four partitions end up held.
 func TestPlanCapDoesNotStrand(t *testing.T) {
-	for seed := range uint64(50) {
-		rng := rand.New(rand.NewPCG(seed, 3))
+	forSeeds(t, 50, 3, func(t *testing.T, rng *rand.Rand) {
 		s := newSim(t, rng, []int{2, 1, 1}, 2)
 		s.nodes = []simNode{{"x", []string{RoleIndexer}}, {"y", []string{RoleIndexer}}}
 		s.converge()
 		s.check()
-	}
+	})
 }

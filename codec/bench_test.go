@@ -8,13 +8,14 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/minkhq/mink/codec"
+	"github.com/minkhq/mink/internal/testkit"
 )
 
 // BenchmarkDecodeJSON measures the JSON decoder alone (Decode and Append
 // into Arrow builders) over the USGS week feed. MB/s counts value bytes.
 func BenchmarkDecodeJSON(b *testing.B) {
 	features := usgsFeatures(b)
-	sc, err := codec.TableSchema(codec.Raw, codec.JSON, mustSchema(b, usgsSchema))
+	sc, err := codec.TableSchema(codec.Raw, codec.JSON, mustSchema(b, testkit.USGSSchema))
 	if err != nil {
 		b.Fatal(err)
 	}

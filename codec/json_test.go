@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minkhq/mink/codec"
+	"github.com/minkhq/mink/internal/testkit"
 )
 
 // rows decodes each value with a decoder for the declared schema and
@@ -314,34 +315,8 @@ func TestJSONNoHalfAppend(t *testing.T) {
 	require.Equal(t, int64(8), rec.Column(2).(*array.Int64).Value(0))
 }
 
-// usgsSchema is the declared schema of the USGS GeoJSON feed's features.
-const usgsSchema = `{"type":"struct","schema-id":0,"fields":[
- {"id":1,"name":"type","required":true,"type":"string"},
- {"id":2,"name":"properties","required":true,"type":{"type":"struct","fields":[
-   {"id":3,"name":"mag","required":false,"type":"double"},
-   {"id":4,"name":"place","required":false,"type":"string"},
-   {"id":5,"name":"time","required":true,"type":"timestamptz"},
-   {"id":6,"name":"updated","required":false,"type":"timestamptz"},
-   {"id":7,"name":"tz","required":false,"type":"int"},
-   {"id":8,"name":"felt","required":false,"type":"int"},
-   {"id":9,"name":"cdi","required":false,"type":"double"},
-   {"id":10,"name":"tsunami","required":false,"type":"int"},
-   {"id":11,"name":"sig","required":false,"type":"int"},
-   {"id":12,"name":"net","required":false,"type":"string"},
-   {"id":13,"name":"nst","required":false,"type":"int"},
-   {"id":14,"name":"dmin","required":false,"type":"double"},
-   {"id":15,"name":"rms","required":false,"type":"double"},
-   {"id":16,"name":"gap","required":false,"type":"double"},
-   {"id":17,"name":"magType","required":false,"type":"string"},
-   {"id":18,"name":"title","required":false,"type":"string"}]}},
- {"id":19,"name":"geometry","required":false,"type":{"type":"struct","fields":[
-   {"id":20,"name":"type","required":false,"type":"string"},
-   {"id":21,"name":"coordinates","required":false,"type":{"type":"list","element-id":22,"element":"double","element-required":true}}]}},
- {"id":23,"name":"id","required":true,"type":"string"}
-]}`
-
 func TestJSONUSGSShape(t *testing.T) {
-	sc := mustSchema(t, usgsSchema)
+	sc := mustSchema(t, testkit.USGSSchema)
 	rec, dec, err := rows(t, sc,
 		`{"type":"Feature","properties":{"mag":2.5,"place":"10 km SW of X","time":1700000000000,"updated":"2023-11-14T22:13:21Z","felt":null,"extra":"x"},"geometry":{"type":"Point","coordinates":[-117.1,35.2,7.5]},"id":"ci123"}`,
 		`{"type":"Feature","properties":{"mag":3,"time":1700000000001},"geometry":{"type":"Point","coordinates":[-117,35,0]},"id":"ci124"}`,
@@ -370,7 +345,7 @@ func TestJSONUSGSShape(t *testing.T) {
 // TestJSONUSGSFile decodes the real USGS week feed, when present.
 func TestJSONUSGSFile(t *testing.T) {
 	features := usgsFeatures(t)
-	sc := mustSchema(t, usgsSchema)
+	sc := mustSchema(t, testkit.USGSSchema)
 	rec, _, err := rows(t, sc, features...)
 	require.NoError(t, err)
 	require.EqualValues(t, len(features), rec.NumRows())

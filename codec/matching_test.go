@@ -148,11 +148,7 @@ func TestJSONFieldMatchingSchemaChecks(t *testing.T) {
 // object is not (it has no key to match); required columns do not hide
 // the reason; the list of names is bounded.
 func TestJSONNoMatchingKey(t *testing.T) {
-	P := iceberg.PrimitiveTypes
-	sc := iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "a", Type: P.Int64},
-		iceberg.NestedField{ID: 2, Name: "s", Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
-			{ID: 3, Name: "b", Type: P.Int64}}}})
+	sc := nestedSchema()
 	rec, dec, err := rows(t, sc, `{}`, `{"s":{}}`, `{"a":null}`)
 	require.NoError(t, err)
 	require.Equal(t, 0, dec.Unknown())
@@ -168,7 +164,7 @@ func TestJSONNoMatchingKey(t *testing.T) {
 	require.Equal(t, 12, dec.Unknown())
 	require.Len(t, dec.UnknownPaths(), 10)
 
-	req := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: P.String, Required: true})
+	req := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.String, Required: true})
 	_, _, err = rows(t, req, `{"ID":"x"}`)
 	require.EqualError(t, err, `no key of the object matches a column (mink.json.field-matching = exact); unknown fields: "ID"`)
 
@@ -186,11 +182,7 @@ func TestJSONNoMatchingKey(t *testing.T) {
 // mink.json.unknown-fields = dead-letter sends every record with an
 // unknown field, at any depth, to the dead-letter table.
 func TestJSONUnknownDeadLetter(t *testing.T) {
-	P := iceberg.PrimitiveTypes
-	sc := iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "a", Type: P.Int64},
-		iceberg.NestedField{ID: 2, Name: "s", Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
-			{ID: 3, Name: "b", Type: P.Int64}}}})
+	sc := nestedSchema()
 	opts := codec.JSONOptions{UnknownFields: codec.UnknownDeadLetter}
 	rec, dec, err := rowsWith(t, opts, sc, `{"a":1,"s":{"b":2}}`)
 	require.NoError(t, err)
@@ -201,4 +193,13 @@ func TestJSONUnknownDeadLetter(t *testing.T) {
 	require.Equal(t, 2, dec.Unknown())
 	_, _, err = rowsWith(t, codec.JSONOptions{FieldMatching: codec.MatchCaseInsensitive, UnknownFields: codec.UnknownDeadLetter}, sc, `{"A":1,"S":{"B":2}}`)
 	require.NoError(t, err)
+}
+
+// nestedSchema is {a long, s {b long}}: a top-level field and a nested one.
+func nestedSchema() *iceberg.Schema {
+	P := iceberg.PrimitiveTypes
+	return iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "a", Type: P.Int64},
+		iceberg.NestedField{ID: 2, Name: "s", Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
+			{ID: 3, Name: "b", Type: P.Int64}}}})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/minkhq/mink/codec"
 	"github.com/minkhq/mink/datafile"
+	"github.com/minkhq/mink/internal/testkit"
 )
 
 const usgsPath = "/work/shared/data/usgs-earthquakes-week.geojson"
@@ -60,31 +61,6 @@ func benchRecords(values [][]byte) []*kgo.Record {
 	return recs
 }
 
-const benchSchema = `{"type":"struct","schema-id":0,"fields":[
- {"id":1,"name":"type","required":true,"type":"string"},
- {"id":2,"name":"properties","required":true,"type":{"type":"struct","fields":[
-   {"id":3,"name":"mag","required":false,"type":"double"},
-   {"id":4,"name":"place","required":false,"type":"string"},
-   {"id":5,"name":"time","required":true,"type":"timestamptz"},
-   {"id":6,"name":"updated","required":false,"type":"timestamptz"},
-   {"id":7,"name":"tz","required":false,"type":"int"},
-   {"id":8,"name":"felt","required":false,"type":"int"},
-   {"id":9,"name":"cdi","required":false,"type":"double"},
-   {"id":10,"name":"tsunami","required":false,"type":"int"},
-   {"id":11,"name":"sig","required":false,"type":"int"},
-   {"id":12,"name":"net","required":false,"type":"string"},
-   {"id":13,"name":"nst","required":false,"type":"int"},
-   {"id":14,"name":"dmin","required":false,"type":"double"},
-   {"id":15,"name":"rms","required":false,"type":"double"},
-   {"id":16,"name":"gap","required":false,"type":"double"},
-   {"id":17,"name":"magType","required":false,"type":"string"},
-   {"id":18,"name":"title","required":false,"type":"string"}]}},
- {"id":19,"name":"geometry","required":false,"type":{"type":"struct","fields":[
-   {"id":20,"name":"type","required":false,"type":"string"},
-   {"id":21,"name":"coordinates","required":false,"type":{"type":"list","element-id":22,"element":"double","element-required":true}}]}},
- {"id":23,"name":"id","required":true,"type":"string"}
-]}`
-
 // BenchmarkBuild measures Build end to end (decode, Arrow, Parquet,
 // statistics) over the USGS week feed, one record per feature. MB/s counts
 // record value bytes.
@@ -102,7 +78,7 @@ func BenchmarkBuild(b *testing.B) {
 	}{
 		{"raw", codec.Raw, ""},
 		{"string", codec.String, ""},
-		{"json", codec.JSON, benchSchema},
+		{"json", codec.JSON, testkit.USGSSchema},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			s := specFromJSON(b, codec.String, c.value, c.schema)

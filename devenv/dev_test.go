@@ -14,8 +14,6 @@ import (
 	"github.com/minkhq/mink/internal/pgtest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
-
 // A start that fails (the port is taken) returns the error and stops what
 // it had started, instead of panicking or leaking it.
 func TestStartEnvFailureCleansUp(t *testing.T) {

@@ -14,7 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minkhq/mink/devenv"
+	"github.com/minkhq/mink/internal/clustertest"
 	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/internal/testkit"
 )
 
 // BenchmarkTableLoad measures a table load of demo.earthquakes (1,707
@@ -22,22 +24,16 @@ import (
 // call, and iceberg-go's LoadTable (which also parses the metadata).
 // Reports p50 and p99 in microseconds.
 func BenchmarkTableLoad(b *testing.B) {
-	path, ok := devenv.FindData(devenv.USGSFile)
-	if !ok {
-		b.Skip("shared data absent")
-	}
-	events, err := devenv.LoadUSGS(path)
-	require.NoError(b, err)
+	events := testkit.USGSEvents(b)
 	env, err := devenv.StartEnv(context.Background(), devenv.DevConfig{Nodes: 1, PostgresURL: pgtest.Schema(b), EphemeralPorts: true})
 	require.NoError(b, err)
 	defer env.Stop()
 	ctx := context.Background()
-	require.NoError(b, env.Kafka.CreateTopic("earthquakes", 3, nil))
-	url := env.Nodes[0].URL()
-	require.NoError(b, devenv.CreateTable(ctx, url, map[string]any{"namespace": "demo", "name": "earthquakes",
-		"topic": "earthquakes", "value_format": "json", "schema": json.RawMessage(devenv.EarthquakesSchema)}))
+	createTable(b, env, 3, map[string]any{"namespace": "demo", "name": "earthquakes",
+		"topic": "earthquakes", "value_format": "json", "schema": json.RawMessage(devenv.EarthquakesSchema)})
 	require.NoError(b, devenv.Produce(ctx, env.Brokers, "earthquakes", events))
-	waitCommitted(b, url, "demo.earthquakes")
+	url := env.Nodes[0].URL()
+	clustertest.WaitCaughtUp(b, url, "demo.earthquakes")
 
 	measure := func(b *testing.B, load func() error) {
 		lat := make([]time.Duration, 0, b.N)

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/catalog/rest"
 	_ "github.com/apache/iceberg-go/io/gocloud/s3"
@@ -22,12 +21,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minkhq/mink/devenv"
+	"github.com/minkhq/mink/internal/clustertest"
 	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/objects"
 	"github.com/minkhq/mink/tables"
 )
-
-func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func startEnv(t *testing.T, nodes int) *devenv.Env {
 	t.Helper()
@@ -40,71 +39,26 @@ func startEnv(t *testing.T, nodes int) *devenv.Env {
 	return env
 }
 
-// waitCommitted waits until every partition of table has its committed
-// offset at the high watermark.
-func waitCommitted(t testing.TB, nodeURL, table string) {
+// createTable creates the topic of table def (def["topic"]) with
+// partitions on the env's Kafka, and the table through the first node's
+// admin API.
+func createTable(t testing.TB, env *devenv.Env, partitions int, def map[string]any) {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	var last string
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(nodeURL + "/admin/v1/tables/" + table + "/partitions")
-		if err == nil {
-			var body struct {
-				Partitions []struct {
-					CommittedOffset int64 `json:"committed_offset"`
-					IndexedOffset   int64 `json:"indexed_offset"`
-					HighWatermark   int64 `json:"high_watermark"`
-				} `json:"partitions"`
-			}
-			err = json.NewDecoder(resp.Body).Decode(&body)
-			resp.Body.Close()
-			done := err == nil && len(body.Partitions) > 0
-			for _, p := range body.Partitions {
-				done = done && p.CommittedOffset >= p.HighWatermark && p.HighWatermark > 0
-			}
-			last = fmt.Sprintf("%+v %v", body.Partitions, err)
-			if done {
-				return
-			}
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("table %s not committed up to the high watermark: %s", table, last)
+	require.NoError(t, env.Kafka.CreateTopic(def["topic"].(string), int32(partitions), nil))
+	require.NoError(t, devenv.CreateTable(context.Background(), env.Nodes[0].URL(), def))
 }
 
-// scanAll loads ns.name through the node's REST catalog with iceberg-go
-// and reads every row through the S3 API.
-func scanAll(t *testing.T, nodeURL, ns, name string) arrow.Table {
+// createEarthquakes creates table demo.earthquakes over a topic of 3
+// partitions, produces events to it (keyed by their ids) and waits until
+// it is committed.
+func createEarthquakes(t *testing.T, env *devenv.Env, events []devenv.Event) {
 	t.Helper()
-	ctx := context.Background()
-	cat, err := rest.NewCatalog(ctx, "mink", nodeURL)
-	require.NoError(t, err)
-	tbl, err := cat.LoadTable(ctx, table.Identifier{ns, name})
-	require.NoError(t, err)
-	at, err := tbl.Scan().ToArrowTable(ctx)
-	require.NoError(t, err)
-	t.Cleanup(at.Release)
-	return at
-}
-
-// column returns the chunks of a top-level column, or of a field of a
-// struct column when path has two elements.
-func column(t *testing.T, at arrow.Table, path ...string) []arrow.Array {
-	t.Helper()
-	idx := at.Schema().FieldIndices(path[0])
-	require.Len(t, idx, 1, "column %s", path[0])
-	var out []arrow.Array
-	for _, chunk := range at.Column(idx[0]).Data().Chunks() {
-		arr := chunk
-		for _, p := range path[1:] {
-			st := arr.(*array.Struct)
-			i, ok := st.DataType().(*arrow.StructType).FieldIdx(p)
-			require.True(t, ok, "field %s", p)
-			arr = st.Field(i)
-		}
-		out = append(out, arr)
-	}
-	return out
+	createTable(t, env, 3, map[string]any{
+		"namespace": "demo", "name": "earthquakes", "topic": "earthquakes",
+		"value_format": "json", "key_format": "string", "schema": json.RawMessage(devenv.EarthquakesSchema),
+	})
+	require.NoError(t, devenv.Produce(context.Background(), env.Brokers, "earthquakes", events))
+	clustertest.WaitCaughtUp(t, env.Nodes[0].URL(), "demo.earthquakes")
 }
 
 type pk struct {
@@ -113,35 +67,24 @@ type pk struct {
 }
 
 func TestEarthquakesThreeNodes(t *testing.T) {
-	path, ok := devenv.FindData(devenv.USGSFile)
-	if !ok {
-		t.Skip("shared data absent: ../shared/data/" + devenv.USGSFile)
-	}
-	events, err := devenv.LoadUSGS(path)
-	require.NoError(t, err)
+	events := testkit.USGSEvents(t)
 	require.Len(t, events, 1707)
 
 	env := startEnv(t, 3)
 	ctx := context.Background()
-	require.NoError(t, env.Kafka.CreateTopic("earthquakes", 3, nil))
-	require.NoError(t, devenv.CreateTable(ctx, env.Nodes[0].URL(), map[string]any{
-		"namespace": "demo", "name": "earthquakes", "topic": "earthquakes",
-		"value_format": "json", "key_format": "string", "schema": json.RawMessage(devenv.EarthquakesSchema),
-	}))
-	require.NoError(t, devenv.Produce(ctx, env.Brokers, "earthquakes", events))
-	waitCommitted(t, env.Nodes[0].URL(), "demo.earthquakes")
+	createEarthquakes(t, env, events)
 
 	// Read through a different node than the one the table was created on.
-	at := scanAll(t, env.Nodes[2].URL(), "demo", "earthquakes")
+	at := clustertest.ScanAll(t, env.Nodes[2].URL(), "demo.earthquakes")
 	require.EqualValues(t, len(events), at.NumRows())
 
 	byID := map[string]devenv.Event{}
 	for _, e := range events {
 		byID[e.ID] = e
 	}
-	parts, offsets := column(t, at, "_kafka", "partition"), column(t, at, "_kafka", "offset")
-	keys, ids := column(t, at, "_kafka", "key"), column(t, at, "id")
-	mags, places, times := column(t, at, "properties", "mag"), column(t, at, "properties", "place"), column(t, at, "properties", "time")
+	parts, offsets := clustertest.Column(t, at, "_kafka", "partition"), clustertest.Column(t, at, "_kafka", "offset")
+	keys, ids := clustertest.Column(t, at, "_kafka", "key"), clustertest.Column(t, at, "id")
+	mags, places, times := clustertest.Column(t, at, "properties", "mag"), clustertest.Column(t, at, "properties", "place"), clustertest.Column(t, at, "properties", "time")
 	seen := map[pk]bool{}
 	seenIDs := map[string]bool{}
 	for c := range parts {
@@ -213,10 +156,9 @@ func TestRawValuesAndDeadLetters(t *testing.T) {
 	url := env.Nodes[0].URL()
 
 	// raw: value bytes come back exactly, whatever they are.
-	require.NoError(t, env.Kafka.CreateTopic("blobs", 2, nil))
-	require.NoError(t, devenv.CreateTable(ctx, url, map[string]any{
+	createTable(t, env, 2, map[string]any{
 		"namespace": "test", "name": "blobs", "topic": "blobs", "value_format": "raw",
-	}))
+	})
 	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...))
 	require.NoError(t, err)
 	defer cl.Close()
@@ -239,31 +181,20 @@ func TestRawValuesAndDeadLetters(t *testing.T) {
 	for _, r := range res {
 		produced[pk{r.Record.Partition, r.Record.Offset}] = r.Record.Value
 	}
-	waitCommitted(t, url, "test.blobs")
+	clustertest.WaitCaughtUp(t, url, "test.blobs")
 	// Progress: 150 records per partition indexed within the last minute.
-	resp, err := http.Get(url + "/admin/v1/tables/test.blobs/partitions")
-	require.NoError(t, err)
-	var progress struct {
-		Partitions []struct {
-			IndexedOffset    int64   `json:"indexed_offset"`
-			HighWatermark    int64   `json:"high_watermark"`
-			Lag              int64   `json:"lag"`
-			RecordsPerSecond float64 `json:"records_per_second"`
-		} `json:"partitions"`
-	}
-	require.NoError(t, jsonDecode(resp, &progress))
-	resp.Body.Close()
-	require.Len(t, progress.Partitions, 2)
-	for _, p := range progress.Partitions {
+	progress := clustertest.Partitions(t, url, "test.blobs")
+	require.Len(t, progress, 2)
+	for _, p := range progress {
 		require.EqualValues(t, 150, p.IndexedOffset)
 		require.EqualValues(t, 150, p.HighWatermark)
 		require.Zero(t, p.Lag)
 		require.InDelta(t, 2.5, p.RecordsPerSecond, 1e-9)
 	}
-	at := scanAll(t, url, "test", "blobs")
+	at := clustertest.ScanAll(t, url, "test.blobs")
 	require.EqualValues(t, len(produced), at.NumRows())
-	parts, offsets, values := column(t, at, "_kafka", "partition"), column(t, at, "_kafka", "offset"), column(t, at, "value")
-	headers := column(t, at, "_kafka", "headers")
+	parts, offsets, values := clustertest.Column(t, at, "_kafka", "partition"), clustertest.Column(t, at, "_kafka", "offset"), clustertest.Column(t, at, "value")
+	headers := clustertest.Column(t, at, "_kafka", "headers")
 	for c := range parts {
 		for i := 0; i < parts[c].Len(); i++ {
 			k := pk{parts[c].(*array.Int32).Value(i), offsets[c].(*array.Int64).Value(i)}
@@ -279,11 +210,10 @@ func TestRawValuesAndDeadLetters(t *testing.T) {
 	require.Empty(t, produced, "records missing from the table")
 
 	// json: a malformed record goes to ~dlq with its bytes; good ones stay.
-	require.NoError(t, env.Kafka.CreateTopic("quakes", 1, nil))
-	require.NoError(t, devenv.CreateTable(ctx, url, map[string]any{
+	createTable(t, env, 1, map[string]any{
 		"namespace": "test", "name": "quakes", "topic": "quakes", "value_format": "json",
 		"schema": json.RawMessage(devenv.EarthquakesSchema),
-	}))
+	})
 	good := `{"id":"a1","properties":{"mag":3,"place":"here","time":1700000000000},"geometry":{"type":"Point","coordinates":[1,2,3]}}`
 	bad := []string{`{"id":"b1","properties":{"mag":`, `{"id":"b2","properties":{"mag":"strong","time":1700000000000}}`, `[1,2,3]`}
 	vals := []string{good, bad[0], good, bad[1], bad[2]}
@@ -292,16 +222,16 @@ func TestRawValuesAndDeadLetters(t *testing.T) {
 		qrecs = append(qrecs, &kgo.Record{Topic: "quakes", Value: []byte(v)})
 	}
 	require.NoError(t, cl.ProduceSync(ctx, qrecs...).FirstErr())
-	waitCommitted(t, url, "test.quakes")
+	clustertest.WaitCaughtUp(t, url, "test.quakes")
 
-	qt := scanAll(t, url, "test", "quakes")
+	qt := clustertest.ScanAll(t, url, "test.quakes")
 	require.EqualValues(t, 2, qt.NumRows())
-	mags := column(t, qt, "properties", "mag")
+	mags := clustertest.Column(t, qt, "properties", "mag")
 	require.Equal(t, 3.0, mags[0].(*array.Float64).Value(0))
 
-	dt := scanAll(t, url, "test", "quakes~dlq")
+	dt := clustertest.ScanAll(t, url, "test.quakes~dlq")
 	require.EqualValues(t, 3, dt.NumRows())
-	dOffsets, dValues, dErrors := column(t, dt, "_kafka", "offset"), column(t, dt, "value"), column(t, dt, "error")
+	dOffsets, dValues, dErrors := clustertest.Column(t, dt, "_kafka", "offset"), clustertest.Column(t, dt, "value"), clustertest.Column(t, dt, "error")
 	got := map[int64]string{}
 	for c := range dOffsets {
 		for i := 0; i < dOffsets[c].Len(); i++ {
@@ -313,7 +243,7 @@ func TestRawValuesAndDeadLetters(t *testing.T) {
 	require.Equal(t, map[int64]string{1: bad[0], 3: bad[1], 4: bad[2]}, got)
 
 	// The node's metrics count what it indexed.
-	resp, err = http.Get(url + "/metrics")
+	resp, err := http.Get(url + "/metrics")
 	require.NoError(t, err)
 	metrics, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -344,21 +274,10 @@ func TestBackfill(t *testing.T) {
 
 	require.NoError(t, devenv.CreateTable(ctx, url, map[string]any{
 		"namespace": "test", "name": "history", "topic": "history", "value_format": "string", "start": "earliest"}))
-	waitCommitted(t, url, "test.history")
-	resp, err := http.Get(url + "/admin/v1/tables/test.history/partitions")
-	require.NoError(t, err)
-	var progress struct {
-		Partitions []struct {
-			IndexedOffset    int64   `json:"indexed_offset"`
-			HighWatermark    int64   `json:"high_watermark"`
-			Lag              int64   `json:"lag"`
-			RecordsPerSecond float64 `json:"records_per_second"`
-		} `json:"partitions"`
-	}
-	require.NoError(t, jsonDecode(resp, &progress))
-	resp.Body.Close()
+	clustertest.WaitCaughtUp(t, url, "test.history")
+	progress := clustertest.Partitions(t, url, "test.history")
 	var indexed int64
-	for _, p := range progress.Partitions {
+	for _, p := range progress {
 		require.Equal(t, p.HighWatermark, p.IndexedOffset)
 		require.Zero(t, p.Lag)
 		require.InDelta(t, float64(p.IndexedOffset)/60, p.RecordsPerSecond, 1e-9)
@@ -366,10 +285,10 @@ func TestBackfill(t *testing.T) {
 	}
 	require.EqualValues(t, 5000, indexed)
 
-	at := scanAll(t, url, "test", "history")
+	at := clustertest.ScanAll(t, url, "test.history")
 	require.EqualValues(t, 5000, at.NumRows())
 	seen := map[string]bool{}
-	for _, chunk := range column(t, at, "value") {
+	for _, chunk := range clustertest.Column(t, at, "value") {
 		for i := 0; i < chunk.Len(); i++ {
 			seen[chunk.(*array.String).Value(i)] = true
 		}
@@ -381,7 +300,7 @@ func TestBackfill(t *testing.T) {
 	require.NoError(t, devenv.CreateTable(ctx, url, map[string]any{
 		"namespace": "test", "name": "recent", "topic": "history", "value_format": "string", "start": "latest"}))
 	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: []byte("new")}).FirstErr())
-	rt := scanAll(t, url, "test", "recent")
+	rt := clustertest.ScanAll(t, url, "test.recent")
 	require.EqualValues(t, 1, rt.NumRows())
-	require.Equal(t, "new", column(t, rt, "value")[0].(*array.String).Value(0))
+	require.Equal(t, "new", clustertest.Column(t, rt, "value")[0].(*array.String).Value(0))
 }

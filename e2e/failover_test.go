@@ -8,7 +8,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/internal/clustertest"
+	"github.com/minkhq/mink/internal/testkit"
 )
 
 const (
@@ -64,6 +64,16 @@ func evenCounts(nodes []*clustertest.Node, partitions int) map[string]int {
 		out[n.ID] = partitions / len(nodes)
 	}
 	return out
+}
+
+// writerNode returns the node that holds the writer lease in ls, the
+// other running nodes, and its leases: the writer's and two partitions'.
+func writerNode(t *testing.T, env *clustertest.Env, ls clustertest.Leases) (*clustertest.Node, []*clustertest.Node, []clustertest.Lease) {
+	t.Helper()
+	victim := env.Node(ls.Writer())
+	held := ls.HeldBy(victim.ID)
+	require.Len(t, held, 3)
+	return victim, others(env, victim), held
 }
 
 func others(env *clustertest.Env, not *clustertest.Node) []*clustertest.Node {
@@ -257,10 +267,7 @@ func TestFailoverJoin(t *testing.T) {
 // others see the node gone at once and take its leases in their next round.
 func TestFailoverCleanStop(t *testing.T) {
 	env, id, prod, ls := failoverEnv(t, 3, 6)
-	victim := env.Node(ls.Writer())
-	survivors := others(env, victim)
-	old := ls.HeldBy(victim.ID)
-	require.Len(t, old, 3)
+	victim, survivors, old := writerNode(t, env, ls)
 
 	victim.Stop()
 	exitAt := env.DBNow(t)
@@ -306,15 +313,12 @@ func TestFailoverCleanStop(t *testing.T) {
 // stays exact.
 func TestFailoverPausedNode(t *testing.T) {
 	env, id, prod, ls := failoverEnv(t, 3, 6)
-	victim := env.Node(ls.Writer())
-	survivors := others(env, victim)
-	old := ls.HeldBy(victim.ID)
-	require.Len(t, old, 3)
+	victim, survivors, _ := writerNode(t, env, ls)
 
 	pauseAt := env.DBNow(t)
 	victim.Pause()
 	pausedAt := time.Now()
-	old = env.Leases(t, id).HeldBy(victim.ID) // as of the pause
+	old := env.Leases(t, id).HeldBy(victim.ID) // as of the pause
 	require.Len(t, old, 3)
 	tos := env.WaitTakeovers(t, id, old, ttl, ttl+2*round+5*time.Second)
 	takenAt := map[string]time.Time{}
@@ -335,7 +339,7 @@ func TestFailoverPausedNode(t *testing.T) {
 
 	// It finds out: a renewal without its leases ("lease lost"), a write
 	// rejected by the fencing check ("fenced"), or the trust window ended.
-	clustertest.Eventually(t, 10*time.Second, 50*time.Millisecond, victim.ID+" noticing its lost leases", func() (bool, string) {
+	testkit.Eventually(t, 10*time.Second, 50*time.Millisecond, victim.ID+" noticing its lost leases", func() (bool, string) {
 		tail := victim.Log()[logBefore:]
 		return strings.Contains(tail, "lease lost"), lastLines(tail, 5)
 	})
@@ -396,7 +400,7 @@ func TestFailoverFencedWrite(t *testing.T) {
 	}
 	// The node drops each stolen lease (its renewal misses it, or the job
 	// it stopped returned the fencing error).
-	clustertest.Eventually(t, 5*time.Second, 20*time.Millisecond, writer.ID+" dropping the stolen leases", func() (bool, string) {
+	testkit.Eventually(t, 5*time.Second, 20*time.Millisecond, writer.ID+" dropping the stolen leases", func() (bool, string) {
 		tail := writer.Log()[logBefore:]
 		for _, l := range stolen {
 			if !slices.ContainsFunc(strings.Split(tail, "\n"), func(line string) bool {
@@ -474,7 +478,7 @@ func TestFailoverRoles(t *testing.T) {
 	// the only live server node); the indexer node answers 404.
 	var path string
 	var size int64
-	clustertest.Eventually(t, 20*time.Second, 100*time.Millisecond, "a committed data file", func() (bool, string) {
+	testkit.Eventually(t, 20*time.Second, 100*time.Millisecond, "a committed data file", func() (bool, string) {
 		err := env.Pool().QueryRow(context.Background(), `
 			SELECT path, file_size FROM data_files WHERE table_id = $1 AND committed_snapshot_id IS NOT NULL
 			ORDER BY created_at LIMIT 1`, id).Scan(&path, &size)
@@ -521,11 +525,7 @@ func TestFailoverRoles(t *testing.T) {
 
 func get(t *testing.T, url string) (int, []byte) {
 	t.Helper()
-	resp, err := http.Get(url)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
+	resp, b := testkit.Get(t, url)
 	return resp.StatusCode, b
 }
 

@@ -47,14 +47,7 @@ func TestIcebirdReadsEarthquakes(t *testing.T) {
 	}
 
 	env := startEnv(t, 3)
-	ctx := context.Background()
-	require.NoError(t, env.Kafka.CreateTopic("earthquakes", 3, nil))
-	require.NoError(t, devenv.CreateTable(ctx, env.Nodes[0].URL(), map[string]any{
-		"namespace": "demo", "name": "earthquakes", "topic": "earthquakes",
-		"value_format": "json", "key_format": "string", "schema": json.RawMessage(devenv.EarthquakesSchema),
-	}))
-	require.NoError(t, devenv.Produce(ctx, env.Brokers, "earthquakes", events))
-	waitCommitted(t, env.Nodes[0].URL(), "demo.earthquakes")
+	createEarthquakes(t, env, events)
 
 	rows := icebirdRead(t, dir, env.Nodes[1].URL(), "demo.earthquakes")
 	require.Len(t, rows, len(events))

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minkhq/mink/devenv"
+	"github.com/minkhq/mink/internal/clustertest"
 )
 
 // Issue #9, parts 2 and 3, end to end: columns VBELN and AUFNR (and
@@ -45,17 +46,17 @@ func TestJSONFieldMatching(t *testing.T) {
 	for _, v := range values { // one by one: offsets 0, 1, 2
 		require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte(v)}).FirstErr())
 	}
-	waitCommitted(t, url, "sap.orders")
-	waitCommitted(t, url, "sap.orders_ci")
+	clustertest.WaitCaughtUp(t, url, "sap.orders")
+	clustertest.WaitCaughtUp(t, url, "sap.orders_ci")
 
 	type row struct{ VBELN, AUFNR, Title *string }
 	readRows := func(name string) map[int64]row {
-		at := scanAll(t, url, "sap", name)
+		at := clustertest.ScanAll(t, url, "sap."+name)
 		out := map[int64]row{}
-		offsets := column(t, at, "_kafka", "offset")
+		offsets := clustertest.Column(t, at, "_kafka", "offset")
 		cols := [3][]any{}
 		for i, c := range []string{"VBELN", "AUFNR", "Title"} {
-			for _, a := range column(t, at, c) {
+			for _, a := range clustertest.Column(t, at, c) {
 				cols[i] = append(cols[i], a)
 			}
 		}
@@ -81,12 +82,12 @@ func TestJSONFieldMatching(t *testing.T) {
 		0: {VBELN: str("0001"), AUFNR: str("A1")},
 		2: {Title: str("1941")},
 	}, readRows("orders"))
-	dt := scanAll(t, url, "sap", "orders~dlq")
+	dt := clustertest.ScanAll(t, url, "sap.orders~dlq")
 	require.EqualValues(t, 1, dt.NumRows())
-	require.EqualValues(t, 1, column(t, dt, "_kafka", "offset")[0].(*array.Int64).Value(0))
-	require.Equal(t, values[1], string(column(t, dt, "value")[0].(*array.Binary).Value(0)))
+	require.EqualValues(t, 1, clustertest.Column(t, dt, "_kafka", "offset")[0].(*array.Int64).Value(0))
+	require.Equal(t, values[1], string(clustertest.Column(t, dt, "value")[0].(*array.Binary).Value(0)))
 	require.Equal(t, `no key of the object matches a column (mink.json.field-matching = exact); unknown fields: "vbeln", "aufnr"`,
-		column(t, dt, "error")[0].(*array.String).Value(0))
+		clustertest.Column(t, dt, "error")[0].(*array.String).Value(0))
 
 	require.Equal(t, 2.0, metricValue(t, url, `mink_json_unknown_fields_total{partition="0",table="sap.orders"}`))
 	require.Equal(t, 1.0, metricValue(t, url, `mink_dead_letters_total{partition="0",table="sap.orders"}`))
@@ -122,7 +123,7 @@ func TestJSONFieldMatching(t *testing.T) {
 		1: {VBELN: str("0002"), AUFNR: str("A2")},
 		2: {Title: str("1941")},
 	}, readRows("orders_ci"))
-	require.EqualValues(t, 0, scanAll(t, url, "sap", "orders_ci~dlq").NumRows())
+	require.EqualValues(t, 0, clustertest.ScanAll(t, url, "sap.orders_ci~dlq").NumRows())
 	st = status("orders_ci")
 	require.EqualValues(t, 0, st.UnknownFields.Count)
 	require.Empty(t, st.UnknownFields.Examples)

@@ -293,6 +293,18 @@ func (e *outageEnv) pickFiles() (cachedKey string, cachedBody []byte, uncachedKe
 	return cachedKey, body, uncachedKey
 }
 
+// commitTwoBatches produces batches a and b of 200 records, waiting until
+// each is committed (the table has several files), and picks a cached and
+// an uncached file (pickFiles).
+func (e *outageEnv) commitTwoBatches() (cachedKey string, cachedBody []byte, uncachedKey string) {
+	e.t.Helper()
+	for _, batch := range []string{"a", "b"} {
+		e.produce(batch, 200)
+		clustertest.WaitCaughtUp(e.t, e.server.URL(), outageNS+"."+outageTable)
+	}
+	return e.pickFiles()
+}
+
 // commits returns the number of the table's snapshots committed by its
 // writer, straight from PostgreSQL (zero-lag loads commit others, with no
 // lease).
@@ -408,11 +420,7 @@ func TestPostgresOutage(t *testing.T) {
 	proxy, nodePG := env.PostgresProxy()
 	e := startOutageEnv(t, env, nodePG)
 	before := e.waitShares(20 * time.Second)
-	e.produce("a", 200)
-	waitCommitted(t, e.server.URL(), outageNS+"."+outageTable)
-	e.produce("b", 200)
-	waitCommitted(t, e.server.URL(), outageNS+"."+outageTable)
-	cachedKey, cachedBody, uncachedKey := e.pickFiles()
+	cachedKey, cachedBody, uncachedKey := e.commitTwoBatches()
 	commits := e.commits()
 	loadURL := e.url("/v1/namespaces/" + outageNS + "/tables/" + outageTable)
 
@@ -514,7 +522,7 @@ func TestPostgresOutage(t *testing.T) {
 	committed := e.waitNewCommit(commits, 20*time.Second).Sub(restore)
 	after := e.waitShares(20 * time.Second)
 	shares := time.Since(restore)
-	waitCommitted(t, e.server.URL(), outageNS+"."+outageTable)
+	clustertest.WaitCaughtUp(t, e.server.URL(), outageNS+"."+outageTable)
 
 	// Every lease was taken again under a new epoch; every range recorded
 	// since carries one (the old epochs are fenced).
@@ -553,11 +561,7 @@ func TestKafkaOutage(t *testing.T) {
 	env := clustertest.New(t, clustertest.KafkaListenFn(sw.Listen))
 	e := startOutageEnv(t, env, "")
 	e.waitShares(20 * time.Second)
-	e.produce("a", 200)
-	waitCommitted(t, e.server.URL(), outageNS+"."+outageTable)
-	e.produce("b", 200)
-	waitCommitted(t, e.server.URL(), outageNS+"."+outageTable)
-	cachedKey, cachedBody, uncachedKey := e.pickFiles()
+	cachedKey, cachedBody, uncachedKey := e.commitTwoBatches()
 	commits := e.commits()
 	loadURL := e.url("/v1/namespaces/" + outageNS + "/tables/" + outageTable)
 	frozen := e.ranges()
@@ -618,9 +622,9 @@ func TestKafkaOutage(t *testing.T) {
 	}
 	delivered := time.Since(restore)
 	committed := e.waitNewCommit(commits, 20*time.Second).Sub(restore)
-	waitCommitted(t, e.server.URL(), outageNS+"."+outageTable)
+	clustertest.WaitCaughtUp(t, e.server.URL(), outageNS+"."+outageTable)
 	e.produce("d", 100)
-	waitCommitted(t, e.server.URL(), outageNS+"."+outageTable)
+	clustertest.WaitCaughtUp(t, e.server.URL(), outageNS+"."+outageTable)
 
 	st, _, body = outageGet(t, e.url("/mink/"+uncachedKey))
 	require.Equal(t, http.StatusOK, st, "uncached file after restore: %s", body)

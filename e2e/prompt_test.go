@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minkhq/mink/internal/clustertest"
+	"github.com/minkhq/mink/internal/testkit"
 )
 
 // TestPromptRoundsAndStop: a table created is taken up and indexed by
@@ -44,7 +45,7 @@ func TestPromptRoundsAndStop(t *testing.T) {
 	id := env.TableID(t, "test.events")
 	ls := env.WaitBalanced(t, id, prompt, map[string]int{a.ID: 2, b.ID: 2})
 	held := time.Since(created)
-	clustertest.Eventually(t, prompt-held, 20*time.Millisecond, "every partition indexed", func() (bool, string) {
+	testkit.Eventually(t, prompt-held, 20*time.Millisecond, "every partition indexed", func() (bool, string) {
 		rs := env.Ranges(t, id)
 		return len(rs) == 4, ""
 	})
@@ -85,7 +86,7 @@ func TestPromptRoundsAndStop(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusNoContent, resp.StatusCode)
-	clustertest.Eventually(t, prompt, 20*time.Millisecond, "the survivor holds no lease", func() (bool, string) {
+	testkit.Eventually(t, prompt, 20*time.Millisecond, "the survivor holds no lease", func() (bool, string) {
 		held, err := clustertest.AdminHeld(context.Background(), survivor.URL(), survivor.ID)
 		if err != nil {
 			return false, err.Error()

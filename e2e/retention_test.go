@@ -19,6 +19,8 @@ import (
 
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/devenv"
+	"github.com/minkhq/mink/internal/clustertest"
+	"github.com/minkhq/mink/internal/testkit"
 )
 
 // readBack is one load and full read of a raw table through the REST
@@ -79,6 +81,22 @@ func tryRead(ctx context.Context, nodeURL, ns, name string) (*readBack, error) {
 	return rb, nil
 }
 
+// rawTableEnv starts one node with table test.<topic> (raw values) over a
+// topic of one partition with the given topic configs, and returns the
+// env, the node's URL and a client of the env's Kafka.
+func rawTableEnv(t *testing.T, topic string, configs map[string]string) (*devenv.Env, string, *kgo.Client) {
+	t.Helper()
+	env := startEnv(t, 1)
+	url := env.Nodes[0].URL()
+	require.NoError(t, env.Kafka.CreateTopic(topic, 1, configs))
+	require.NoError(t, devenv.CreateTable(context.Background(), url, map[string]any{
+		"namespace": "test", "name": topic, "topic": topic, "value_format": "raw"}))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...))
+	require.NoError(t, err)
+	t.Cleanup(cl.Close)
+	return env, url, cl
+}
+
 func produceOneByOne(t *testing.T, cl *kgo.Client, topic string, recs ...*kgo.Record) {
 	t.Helper()
 	for _, r := range recs {
@@ -106,22 +124,19 @@ func seq(from, to int64) []int64 {
 // waitRead reads until ok accepts what it read (no error), or fails.
 func waitRead(t *testing.T, nodeURL, ns, name string, what string, ok func(*readBack) bool) *readBack {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	var last string
-	for time.Now().Before(deadline) {
+	var got *readBack
+	testkit.Eventually(t, 60*time.Second, 250*time.Millisecond, what, func() (bool, string) {
 		rb, err := tryRead(context.Background(), nodeURL, ns, name)
 		if err == nil && ok(rb) {
-			return rb
+			got = rb
+			return true, ""
 		}
 		if rb != nil {
-			last = fmt.Sprintf("op %s offsets %v files %v err %v", rb.op, rb.offsets, rb.files, err)
-		} else {
-			last = fmt.Sprint(err)
+			return false, fmt.Sprintf("last read: op %s offsets %v files %v err %v", rb.op, rb.offsets, rb.files, err)
 		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	t.Fatalf("%s: not reached; last read: %s", what, last)
-	return nil
+		return false, fmt.Sprint(err)
+	})
+	return got
 }
 
 // After DeleteRecords and retention move Kafka's log start past committed
@@ -129,23 +144,16 @@ func waitRead(t *testing.T, nodeURL, ns, name string, what string, ok func(*read
 // file straddling it from the new start (overwrite): iceberg-go reads
 // exactly the records at or above the log start, also with a zero-lag tail.
 func TestRetentionDropsRecordsBelowLogStart(t *testing.T) {
-	env := startEnv(t, 1)
-	ctx := context.Background()
-	url := env.Nodes[0].URL()
 	// retention.ms one hour: records stamped two hours ago go at ApplyRetention.
-	require.NoError(t, env.Kafka.CreateTopic("ret", 1, map[string]string{"retention.ms": "3600000"}))
-	require.NoError(t, devenv.CreateTable(ctx, url, map[string]any{
-		"namespace": "test", "name": "ret", "topic": "ret", "value_format": "raw"}))
-	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...))
-	require.NoError(t, err)
-	defer cl.Close()
+	env, url, cl := rawTableEnv(t, "ret", map[string]string{"retention.ms": "3600000"})
+	ctx := context.Background()
 	now := time.Now()
 
 	// Two committed ranges at least: [0, 40) and [40, 80).
 	produceOneByOne(t, cl, "ret", valueRecs(0, 40, now)...)
-	waitCommitted(t, url, "test.ret")
+	clustertest.WaitCaughtUp(t, url, "test.ret")
 	produceOneByOne(t, cl, "ret", valueRecs(40, 80, now)...)
-	waitCommitted(t, url, "test.ret")
+	clustertest.WaitCaughtUp(t, url, "test.ret")
 	rb, err := tryRead(ctx, url, "test", "ret")
 	require.NoError(t, err)
 	require.Equal(t, seq(0, 80), rb.offsets)
@@ -161,7 +169,7 @@ func TestRetentionDropsRecordsBelowLogStart(t *testing.T) {
 	for i, off := range rb.offsets {
 		require.Equal(t, fmt.Sprintf("v%d", off), rb.values[i])
 	}
-	waitCommitted(t, url, "test.ret")
+	clustertest.WaitCaughtUp(t, url, "test.ret")
 	rb = waitRead(t, url, "test", "ret", "committed after DeleteRecords", func(rb *readBack) bool {
 		return slices.Equal(rb.offsets, seq(60, 85))
 	})
@@ -174,7 +182,7 @@ func TestRetentionDropsRecordsBelowLogStart(t *testing.T) {
 	// Retention: records stamped two hours ago are expired by retention.ms.
 	produceOneByOne(t, cl, "ret", valueRecs(85, 95, now.Add(-2*time.Hour))...)
 	produceOneByOne(t, cl, "ret", valueRecs(95, 100, now)...)
-	waitCommitted(t, url, "test.ret")
+	clustertest.WaitCaughtUp(t, url, "test.ret")
 	env.Kafka.ApplyRetention()
 	// The log start moves past the last expired batch (offset 94): 95.
 	rb = waitRead(t, url, "test", "ret", "retention", func(rb *readBack) bool {
@@ -206,7 +214,7 @@ func TestTableOnTopicWithDeletedHead(t *testing.T) {
 	require.NoError(t, env.Kafka.DeleteRecords("headless", 0, 12))
 	require.NoError(t, devenv.CreateTable(ctx, url, map[string]any{
 		"namespace": "test", "name": "headless", "topic": "headless", "value_format": "raw"}))
-	waitCommitted(t, url, "test.headless")
+	clustertest.WaitCaughtUp(t, url, "test.headless")
 	rb, err := tryRead(ctx, url, "test", "headless")
 	require.NoError(t, err)
 	require.Equal(t, seq(12, 20), rb.offsets)
@@ -219,15 +227,8 @@ func TestTableOnTopicWithDeletedHead(t *testing.T) {
 // replaces it with an overwrite commit (generation -g1 of the range) that
 // iceberg-go reads without error.
 func TestCompactionReindexes(t *testing.T) {
-	env := startEnv(t, 1)
+	env, url, cl := rawTableEnv(t, "cmp", map[string]string{"cleanup.policy": "compact"})
 	ctx := context.Background()
-	url := env.Nodes[0].URL()
-	require.NoError(t, env.Kafka.CreateTopic("cmp", 1, map[string]string{"cleanup.policy": "compact"}))
-	require.NoError(t, devenv.CreateTable(ctx, url, map[string]any{
-		"namespace": "test", "name": "cmp", "topic": "cmp", "value_format": "raw"}))
-	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...))
-	require.NoError(t, err)
-	defer cl.Close()
 	// The first record's key is unique: it survives compaction, so the log
 	// start stays at 0 and the file of the range is replaced under a new
 	// generation (not rebuilt from a new log start).
@@ -239,7 +240,7 @@ func TestCompactionReindexes(t *testing.T) {
 	}
 	recs = append(recs, &kgo.Record{Key: []byte("last"), Value: []byte("last")})
 	produceOneByOne(t, cl, "cmp", recs...)
-	waitCommitted(t, url, "test.cmp")
+	clustertest.WaitCaughtUp(t, url, "test.cmp")
 	rb, err := tryRead(ctx, url, "test", "cmp")
 	require.NoError(t, err)
 	require.Equal(t, seq(0, 12), rb.offsets)

@@ -21,6 +21,7 @@ import (
 	"github.com/minkhq/mink/codec"
 	"github.com/minkhq/mink/devenv"
 	"github.com/minkhq/mink/internal/cli"
+	"github.com/minkhq/mink/internal/clustertest"
 	"github.com/minkhq/mink/internal/kafkatest"
 	"github.com/minkhq/mink/internal/pgtest"
 )
@@ -84,14 +85,14 @@ func TestRecordTimestampsExact(t *testing.T) {
 		_, err := kafkatest.ProduceBatch(ctx, cl, "times", 0, kafkatest.Batch{Compression: codec}, recs...)
 		require.NoError(t, err)
 	}
-	waitCommitted(t, url, "test.times")
+	clustertest.WaitCaughtUp(t, url, "test.times")
 
 	// Rows: _kafka.timestamp is the record's instant, exactly.
-	at := scanAll(t, url, "test", "times")
+	at := clustertest.ScanAll(t, url, "test.times")
 	want := map[string]int64{"none": -1000, "epoch": 0, "y9999": y9999 * 1000, "y2262": y2262 * 1000,
 		"largest": largest * 1000, "smallest": smallest * 1000}
 	got := map[string]int64{}
-	names, ts, tt, vals := column(t, at, "name"), column(t, at, "_kafka", "timestamp"), column(t, at, "_kafka", "timestamp_type"), column(t, at, "at")
+	names, ts, tt, vals := clustertest.Column(t, at, "name"), clustertest.Column(t, at, "_kafka", "timestamp"), clustertest.Column(t, at, "_kafka", "timestamp_type"), clustertest.Column(t, at, "at")
 	for c := range names {
 		require.Equal(t, arrow.Microsecond, ts[c].DataType().(*arrow.TimestampType).Unit)
 		for i := 0; i < names[c].Len(); i++ {
@@ -121,14 +122,14 @@ func TestRecordTimestampsExact(t *testing.T) {
 
 	// The dead letter: Kafka's "no timestamp" in _kafka, the raw value in
 	// the error.
-	dt := scanAll(t, url, "test", "times~dlq")
+	dt := clustertest.ScanAll(t, url, "test.times~dlq")
 	require.EqualValues(t, 1, dt.NumRows())
-	require.EqualValues(t, 5, column(t, dt, "_kafka", "offset")[0].(*array.Int64).Value(0))
-	require.EqualValues(t, -1000, column(t, dt, "_kafka", "timestamp")[0].(*array.Timestamp).Value(0))
-	require.EqualValues(t, -1, column(t, dt, "_kafka", "timestamp_type")[0].(*array.Int32).Value(0))
-	require.Equal(t, `{"name":"past","at":0}`, string(column(t, dt, "value")[0].(*array.Binary).Value(0)))
+	require.EqualValues(t, 5, clustertest.Column(t, dt, "_kafka", "offset")[0].(*array.Int64).Value(0))
+	require.EqualValues(t, -1000, clustertest.Column(t, dt, "_kafka", "timestamp")[0].(*array.Timestamp).Value(0))
+	require.EqualValues(t, -1, clustertest.Column(t, dt, "_kafka", "timestamp_type")[0].(*array.Int32).Value(0))
+	require.Equal(t, `{"name":"past","at":0}`, string(clustertest.Column(t, dt, "value")[0].(*array.Binary).Value(0)))
 	require.Equal(t, "timestamp 9223372036854776 ms (timestamp type 0) is outside what an Iceberg timestamptz holds "+
-		"(int64 microseconds: -9223372036854775..9223372036854775 ms)", column(t, dt, "error")[0].(*array.String).Value(0))
+		"(int64 microseconds: -9223372036854775..9223372036854775 ms)", clustertest.Column(t, dt, "error")[0].(*array.String).Value(0))
 
 	// Postgres: the file's range exactly, NULL below what timestamptz holds.
 	pool, err := pgxpool.New(ctx, pgURL)

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/minkhq/mink/devenv"
+	"github.com/minkhq/mink/internal/clustertest"
 )
 
 // Aborted transactions and control records never become rows, and an open
@@ -19,9 +19,8 @@ func TestTransactions(t *testing.T) {
 	env := startEnv(t, 1)
 	ctx := context.Background()
 	url := env.Nodes[0].URL()
-	require.NoError(t, env.Kafka.CreateTopic("tx", 1, nil))
-	require.NoError(t, devenv.CreateTable(ctx, url, map[string]any{
-		"namespace": "test", "name": "tx", "topic": "tx", "value_format": "raw"}))
+	createTable(t, env, 1, map[string]any{
+		"namespace": "test", "name": "tx", "topic": "tx", "value_format": "raw"})
 
 	plain, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...), kgo.DefaultProduceTopic("tx"))
 	require.NoError(t, err)
@@ -60,9 +59,9 @@ func TestTransactions(t *testing.T) {
 	inTx(a, true, "a4")
 
 	values := func() []string {
-		at := scanAll(t, url, "test", "tx")
+		at := clustertest.ScanAll(t, url, "test.tx")
 		var out []string
-		for _, chunk := range column(t, at, "value") {
+		for _, chunk := range clustertest.Column(t, at, "value") {
 			for i := 0; i < chunk.Len(); i++ {
 				out = append(out, string(chunk.(*array.Binary).Value(i)))
 			}
@@ -77,6 +76,6 @@ func TestTransactions(t *testing.T) {
 	require.Equal(t, []string{"a1", "a2", "a3", "a4", "c1", "c2", "p1", "p2", "p3"}, values())
 
 	// Once indexed and committed, the same rows, from committed files.
-	waitCommitted(t, url, "test.tx")
+	clustertest.WaitCaughtUp(t, url, "test.tx")
 	require.Equal(t, []string{"a1", "a2", "a3", "a4", "c1", "c2", "p1", "p2", "p3"}, values())
 }

@@ -4,27 +4,25 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minkhq/mink/devenv"
+	"github.com/minkhq/mink/internal/clustertest"
 	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/internal/testkit/proc"
 	"github.com/minkhq/mink/tables"
 )
 
@@ -57,9 +55,8 @@ func TestZeroLagLineage(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(env.Stop)
 	const partitions = 4
-	require.NoError(t, env.Kafka.CreateTopic("zl", partitions, nil))
-	require.NoError(t, devenv.CreateTable(ctx, env.Nodes[0].URL(), map[string]any{
-		"namespace": "zl", "name": "events", "topic": "zl", "value_format": "raw"}))
+	createTable(t, env, partitions, map[string]any{
+		"namespace": "zl", "name": "events", "topic": "zl", "value_format": "raw"})
 
 	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	require.NoError(t, err)
@@ -154,19 +151,7 @@ func TestZeroLagLineage(t *testing.T) {
 				time.Since(began).Round(time.Second), durs, len(tasks), len(tbl.Metadata().Snapshots()))
 		}
 		if round%250 == 249 || round == rounds-1 {
-			at, err := tbl.Scan().ToArrowTable(ctx)
-			require.NoError(t, err)
-			got := map[pk]string{}
-			parts, offsets, values := column(t, at, "_kafka", "partition"), column(t, at, "_kafka", "offset"), column(t, at, "value")
-			for c := range parts {
-				for i := 0; i < parts[c].Len(); i++ {
-					k := pk{parts[c].(*array.Int32).Value(i), offsets[c].(*array.Int64).Value(i)}
-					_, dup := got[k]
-					require.False(t, dup, "round %d: %v twice", round, k)
-					got[k] = string(values[c].(*array.Binary).Value(i))
-				}
-			}
-			at.Release()
+			got := readRecords(t, tbl, fmt.Sprintf("round %d", round))
 			for k, v := range produced {
 				require.Equal(t, v, got[k], "round %d: record %v", round, k)
 			}
@@ -186,6 +171,23 @@ func TestZeroLagLineage(t *testing.T) {
 }
 
 // catalogs returns an iceberg-go REST catalog of each node of env.
+// readRecords reads every row of the loaded table tbl and returns its
+// values by partition and offset; a row seen twice fails the test.
+func readRecords(t *testing.T, tbl *table.Table, what string) map[pk]string {
+	t.Helper()
+	at, err := tbl.Scan().ToArrowTable(context.Background())
+	require.NoError(t, err)
+	defer at.Release()
+	got := map[pk]string{}
+	clustertest.EachRow(t, at, func(p int32, o int64, v []byte) {
+		k := pk{p, o}
+		_, dup := got[k]
+		require.False(t, dup, "%s: %v twice", what, k)
+		got[k] = string(v)
+	})
+	return got
+}
+
 func catalogs(t *testing.T, env *devenv.Env) []*rest.Catalog {
 	t.Helper()
 	cats := make([]*rest.Catalog, len(env.Nodes))
@@ -261,19 +263,10 @@ func checkDescends(t *testing.T, md table.Metadata, from, to int64, ops map[stri
 
 // metricValue returns the value of one series of a node's /metrics, or 0.
 func metricValue(t *testing.T, nodeURL, series string) float64 {
-	resp, err := http.Get(nodeURL + "/metrics")
+	t.Helper()
+	v, err := proc.Metrics(context.Background(), nodeURL+"/metrics", series)
 	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, series+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			require.NoError(t, err, line)
-			return f
-		}
-	}
-	return 0
+	return v[0]
 }
 
 // TestZeroLagLineageDeadLetters: the same lineage for a json table and its
@@ -287,10 +280,9 @@ func TestZeroLagLineageDeadLetters(t *testing.T) {
 		LeaseTTL: 3 * time.Second, FlushInterval: time.Second, CommitInterval: 700 * time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(env.Stop)
-	require.NoError(t, env.Kafka.CreateTopic("dl", 2, nil))
-	require.NoError(t, devenv.CreateTable(ctx, env.Nodes[0].URL(), map[string]any{
+	createTable(t, env, 2, map[string]any{
 		"namespace": "zl", "name": "quakes", "topic": "dl", "value_format": "json",
-		"schema": json.RawMessage(devenv.EarthquakesSchema)}))
+		"schema": json.RawMessage(devenv.EarthquakesSchema)})
 	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...))
 	require.NoError(t, err)
 	defer cl.Close()
@@ -363,9 +355,8 @@ func TestZeroLagUnderContinuousProduce(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(env.Stop)
 	const partitions = 6
-	require.NoError(t, env.Kafka.CreateTopic("cp", partitions, nil))
-	require.NoError(t, devenv.CreateTable(ctx, env.Nodes[0].URL(), map[string]any{
-		"namespace": "zl", "name": "cp", "topic": "cp", "value_format": "raw"}))
+	createTable(t, env, partitions, map[string]any{
+		"namespace": "zl", "name": "cp", "topic": "cp", "value_format": "raw"})
 	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ProducerLinger(2*time.Millisecond))
 	require.NoError(t, err)
@@ -458,20 +449,7 @@ func TestZeroLagUnderContinuousProduce(t *testing.T) {
 	tbl, err := cats[0].LoadTable(ctx, table.Identifier{"zl", "cp"})
 	require.NoError(t, err)
 	require.Equal(t, strconv.Itoa(len(want)), tbl.Metadata().CurrentSnapshot().Summary.Properties["total-records"])
-	at, err := tbl.Scan().ToArrowTable(ctx)
-	require.NoError(t, err)
-	defer at.Release()
-	got := map[pk]string{}
-	parts, offsets, values := column(t, at, "_kafka", "partition"), column(t, at, "_kafka", "offset"), column(t, at, "value")
-	for c := range parts {
-		for i := 0; i < parts[c].Len(); i++ {
-			k := pk{parts[c].(*array.Int32).Value(i), offsets[c].(*array.Int64).Value(i)}
-			_, dup := got[k]
-			require.False(t, dup, "%v twice", k)
-			got[k] = string(values[c].(*array.Binary).Value(i))
-		}
-	}
-	require.Equal(t, want, got)
+	require.Equal(t, want, readRecords(t, tbl, "last load"))
 	t.Logf("%d records, %d loads; snapshots walked by operation %v", len(want), len(loads), ops)
 	require.Positive(t, ops["replace"], "the writer replaced tail files")
 }

@@ -16,13 +16,10 @@ import (
 // included; it reports them in Expired; iceberg-go reads the result and
 // still plans every live file.
 func TestCommitExpiresSnapshots(t *testing.T) {
-	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	now := time.Now().Add(time.Second).Truncate(time.Millisecond)
+	t0, now := clock()
 	s := newStore()
-	metaLoc, meta, err := icebergmeta.NewTable(earthquakesSchema(), location, tableUUID, iceberg.Properties{
+	metaLoc, meta := s.newTable(t, iceberg.Properties{
 		icebergmeta.PropMaxSnapshotAge: "60000", icebergmeta.PropMinSnapshotsToKeep: "2"})
-	require.NoError(t, err)
-	s.put(metaLoc, meta)
 	res := &icebergmeta.CommitResult{MetadataLocation: metaLoc, Metadata: meta}
 	var files []icebergmeta.AddedFile
 	var expired [][]int64
@@ -63,13 +60,10 @@ func TestCommitExpiresSnapshots(t *testing.T) {
 // oldest part of the history, so every retained snapshot's parent chain is
 // unbroken down to the oldest retained one.
 func TestCommitBoundsSnapshotCount(t *testing.T) {
-	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	now := time.Now().Add(time.Second).Truncate(time.Millisecond)
+	t0, now := clock()
 	s := newStore()
-	metaLoc, meta, err := icebergmeta.NewTable(earthquakesSchema(), location, tableUUID, iceberg.Properties{
+	metaLoc, meta := s.newTable(t, iceberg.Properties{
 		icebergmeta.PropMaxSnapshots: "5"})
-	require.NoError(t, err)
-	s.put(metaLoc, meta)
 	res := &icebergmeta.CommitResult{MetadataLocation: metaLoc, Metadata: meta}
 	var expired []int64
 	for id := int64(1); id <= 12; id++ {

@@ -20,30 +20,26 @@ import (
 
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/icebergmeta"
+	"github.com/minkhq/mink/internal/testkit"
 )
 
 const location = "s3://mink/demo/earthquakes"
 
 var tableUUID = uuid.MustParse("6a3c4f8e-1b2d-4c5e-8f90-a1b2c3d4e5f6")
 
+// clock returns the time of the records the tests' files hold (t0) and the
+// time of a first commit (now): a second past the wall clock, above the
+// last-updated-ms NewTable stamps, on a whole millisecond as metadata
+// keeps it.
+func clock() (t0, now time.Time) {
+	return time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC), time.Now().Add(time.Second).Truncate(time.Millisecond)
+}
+
 // earthquakesSchema is the schema of a json table as docs/design.md §4.2 lays it
 // out: _kafka (ids 1-10), then the value's fields from id 11.
 func earthquakesSchema() *iceberg.Schema {
 	return iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "_kafka", Required: true, Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
-			{ID: 2, Name: "partition", Type: iceberg.PrimitiveTypes.Int32, Required: true},
-			{ID: 3, Name: "offset", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-			{ID: 4, Name: "timestamp", Type: iceberg.PrimitiveTypes.TimestampTz, Required: true},
-			{ID: 5, Name: "timestamp_type", Type: iceberg.PrimitiveTypes.Int32, Required: true},
-			{ID: 6, Name: "key", Type: iceberg.PrimitiveTypes.Binary},
-			{ID: 7, Name: "headers", Required: true, Type: &iceberg.ListType{
-				ElementID: 8, ElementRequired: true,
-				Element: &iceberg.StructType{FieldList: []iceberg.NestedField{
-					{ID: 9, Name: "key", Type: iceberg.PrimitiveTypes.String, Required: true},
-					{ID: 10, Name: "value", Type: iceberg.PrimitiveTypes.Binary},
-				}},
-			}},
-		}}},
+		testkit.KafkaField(),
 		iceberg.NestedField{ID: 11, Name: "mag", Type: iceberg.PrimitiveTypes.Float64},
 		iceberg.NestedField{ID: 12, Name: "place", Type: iceberg.PrimitiveTypes.String},
 		iceberg.NestedField{ID: 13, Name: "time", Type: iceberg.PrimitiveTypes.TimestampTz},
@@ -123,12 +119,26 @@ func (s *store) commit(t testing.TB, metaLoc string, meta []byte, snapshotID int
 		SnapshotID: snapshotID, Now: now, Read: s.read,
 	})
 	require.NoError(t, err)
+	s.keep(res)
+	return res
+}
+
+// keep stores the files and the metadata a commit produced.
+func (s *store) keep(res *icebergmeta.CommitResult) {
 	for _, f := range res.Files {
 		s.put(f.Location, f.Content)
 	}
 	s.put(res.MetadataLocation, res.Metadata)
+}
 
-	return res
+// newTable stores the metadata of a new table of earthquakesSchema with
+// props, and returns its location and bytes.
+func (s *store) newTable(t testing.TB, props iceberg.Properties) (string, []byte) {
+	t.Helper()
+	metaLoc, meta, err := icebergmeta.NewTable(earthquakesSchema(), location, tableUUID, props)
+	require.NoError(t, err)
+	s.put(metaLoc, meta)
+	return metaLoc, meta
 }
 
 // memIO is iceberg-go's in-memory IO over the store's files.
@@ -523,9 +533,7 @@ func TestNewTableBoundsMetadataLog(t *testing.T) {
 
 	// Twelve commits later the log names the 10 newest previous files.
 	s := newStore()
-	loc, meta, err := icebergmeta.NewTable(earthquakesSchema(), location, tableUUID, nil)
-	require.NoError(t, err)
-	s.put(loc, meta)
+	loc, meta := s.newTable(t, nil)
 	res := &icebergmeta.CommitResult{MetadataLocation: loc, Metadata: meta}
 	now := time.Now().Truncate(time.Millisecond)
 	for id := int64(1); id <= 12; id++ {
@@ -593,10 +601,7 @@ func TestCommitOnParsedMetadata(t *testing.T) {
 // metadata (the commit skips json.Marshal's last copy-and-validate pass).
 func TestCommitMetadataIsJSONMarshal(t *testing.T) {
 	s := newStore()
-	loc, meta, err := icebergmeta.NewTable(earthquakesSchema(), location, tableUUID,
-		map[string]string{"note": "<&> escaped as json.Marshal does"})
-	require.NoError(t, err)
-	s.put(loc, meta)
+	loc, meta := s.newTable(t, map[string]string{"note": "<&> escaped as json.Marshal does"})
 	t0 := time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC)
 	now := time.Now().Add(time.Hour).Truncate(time.Millisecond)
 	res := &icebergmeta.CommitResult{MetadataLocation: loc, Metadata: meta}

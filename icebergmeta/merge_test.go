@@ -18,13 +18,10 @@ import (
 // them; iceberg-go plans every file, also after a delete that rewrites
 // the merged manifest; and merging off keeps one manifest per append.
 func TestAppendMergesManifests(t *testing.T) {
-	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	now := time.Now().Add(time.Second).Truncate(time.Millisecond)
+	t0, now := clock()
 	run := func(props iceberg.Properties, appends int) (*store, *icebergmeta.CommitResult, []icebergmeta.AddedFile, []int) {
 		s := newStore()
-		metaLoc, meta, err := icebergmeta.NewTable(earthquakesSchema(), location, tableUUID, props)
-		require.NoError(t, err)
-		s.put(metaLoc, meta)
+		metaLoc, meta := s.newTable(t, props)
 		var files []icebergmeta.AddedFile
 		var counts []int
 		res := &icebergmeta.CommitResult{MetadataLocation: metaLoc, Metadata: meta}

@@ -20,10 +20,7 @@ func (s *store) rewrite(t testing.TB, prev *icebergmeta.CommitResult, snapshotID
 		SnapshotID: snapshotID, Now: now, Read: s.read,
 	})
 	require.NoError(t, err)
-	for _, f := range res.Files {
-		s.put(f.Location, f.Content)
-	}
-	s.put(res.MetadataLocation, res.Metadata)
+	s.keep(res)
 	return res
 }
 
@@ -51,11 +48,8 @@ func paths(files ...icebergmeta.AddedFile) []string {
 func TestRewriteDeleteAndOverwriteReadBackWithIcebergGo(t *testing.T) {
 	ctx := context.Background()
 	s := newStore()
-	metaLoc, meta, err := icebergmeta.NewTable(earthquakesSchema(), location, tableUUID, nil)
-	require.NoError(t, err)
-	s.put(metaLoc, meta)
-	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	now := time.Now().Add(time.Second).Truncate(time.Millisecond)
+	metaLoc, meta := s.newTable(t, nil)
+	t0, now := clock()
 	a, b, c := rangeFile(0, 0, 500, t0, 0.2, 5.1), rangeFile(0, 500, 1200, t0, 0.1, 6.3), rangeFile(1, 0, 800, t0, 0.5, 4.4)
 	d, e := rangeFile(0, 1200, 1500, t0, 1.0, 2.0), rangeFile(1, 800, 1000, t0, 0.9, 3.7)
 	r1 := s.commit(t, metaLoc, meta, 1001, now, a, b, c)
@@ -135,14 +129,11 @@ func TestRewriteDeleteAndOverwriteReadBackWithIcebergGo(t *testing.T) {
 
 func TestRewriteRejectsUnknownFiles(t *testing.T) {
 	s := newStore()
-	metaLoc, meta, err := icebergmeta.NewTable(earthquakesSchema(), location, tableUUID, nil)
-	require.NoError(t, err)
-	s.put(metaLoc, meta)
-	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	now := time.Now().Add(time.Second).Truncate(time.Millisecond)
+	metaLoc, meta := s.newTable(t, nil)
+	t0, now := clock()
 	a := rangeFile(0, 0, 500, t0, 0.2, 5.1)
 	r1 := s.commit(t, metaLoc, meta, 1001, now, a)
-	_, err = icebergmeta.Rewrite(context.Background(), icebergmeta.RewriteInput{
+	_, err := icebergmeta.Rewrite(context.Background(), icebergmeta.RewriteInput{
 		Metadata: r1.Metadata, MetadataLocation: r1.MetadataLocation, Removed: []string{location + "/data/0/9-10-1.parquet"},
 		SnapshotID: 2, Now: now, Read: s.read,
 	})
@@ -164,11 +155,8 @@ func TestRewriteRejectsUnknownFiles(t *testing.T) {
 // every round does not grow the manifest list.
 func TestRewriteReplace(t *testing.T) {
 	s := newStore()
-	metaLoc, meta, err := icebergmeta.NewTable(earthquakesSchema(), location, tableUUID, nil)
-	require.NoError(t, err)
-	s.put(metaLoc, meta)
-	t0 := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	now := time.Now().Add(time.Second).Truncate(time.Millisecond)
+	metaLoc, meta := s.newTable(t, nil)
+	t0, now := clock()
 	// Two tail files of partition 0 in two load snapshots, then one indexed
 	// file of the same 300 records.
 	tail1, tail2 := rangeFile(0, 0, 100, t0, 0.2, 5.1), rangeFile(0, 100, 300, t0, 0.1, 6.3)
@@ -176,7 +164,7 @@ func TestRewriteReplace(t *testing.T) {
 	r2 := s.commit(t, r1.MetadataLocation, r1.Metadata, 2002, now.Add(time.Second), tail2)
 	indexed := rangeFile(0, 0, 300, t0, 0.1, 6.3)
 
-	_, err = icebergmeta.Rewrite(context.Background(), icebergmeta.RewriteInput{
+	_, err := icebergmeta.Rewrite(context.Background(), icebergmeta.RewriteInput{
 		Metadata: r2.Metadata, MetadataLocation: r2.MetadataLocation, Removed: []string{tail1.Path},
 		Added: []icebergmeta.AddedFile{indexed}, Replace: true, SnapshotID: 3003, Now: now.Add(2 * time.Second), Read: s.read,
 	})
@@ -187,10 +175,7 @@ func TestRewriteReplace(t *testing.T) {
 		Added: []icebergmeta.AddedFile{indexed}, Replace: true, SnapshotID: 3003, Now: now.Add(2 * time.Second), Read: s.read,
 	})
 	require.NoError(t, err)
-	for _, f := range res.Files {
-		s.put(f.Location, f.Content)
-	}
-	s.put(res.MetadataLocation, res.Metadata)
+	s.keep(res)
 	tbl := loadTable(t, s, res.MetadataLocation)
 	snap := tbl.Metadata().CurrentSnapshot()
 	require.Equal(t, table.OpReplace, snap.Summary.Operation)

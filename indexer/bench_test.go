@@ -12,6 +12,7 @@ import (
 
 	"github.com/minkhq/mink/devenv"
 	"github.com/minkhq/mink/indexer"
+	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/tables"
 )
 
@@ -21,15 +22,10 @@ import (
 // feed repeated 10 times (17,070 records) in one partition. Run with
 // -cpu 1 for the per-core figure.
 func BenchmarkIndexUSGS(b *testing.B) {
-	path, ok := devenv.FindData(devenv.USGSFile)
-	if !ok {
-		b.Skip("shared data absent")
-	}
-	events, err := devenv.LoadUSGS(path)
-	require.NoError(b, err)
-	f := newFixture(b, 1, tables.Definition{Namespace: "bench", Name: "t0", Topic: "quakes", ValueFormat: "json",
+	events := testkit.USGSEvents(b)
+	f := testkit.NewFixture(b, 1, tables.Definition{Namespace: "bench", Name: "t0", Topic: "quakes", ValueFormat: "json",
 		KeyFormat: "string", Schema: json.RawMessage(devenv.EarthquakesSchema)})
-	cl, err := kgo.NewClient(kgo.SeedBrokers(f.kf.ListenAddrs()...), kgo.DefaultProduceTopic("quakes"),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(f.Cluster.ListenAddrs()...), kgo.DefaultProduceTopic("quakes"),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	require.NoError(b, err)
 	var recs []*kgo.Record
@@ -42,24 +38,24 @@ func BenchmarkIndexUSGS(b *testing.B) {
 	}
 	require.NoError(b, cl.ProduceSync(context.Background(), recs...).FirstErr())
 	cl.Close()
-	ix := indexer.New(f.pool, f.kc, indexer.Config{FlushInterval: time.Second, RangeSize: 4 << 20})
+	ix := indexer.New(f.Pool, f.Client, indexer.Config{FlushInterval: time.Second, RangeSize: 4 << 20})
 
 	b.SetBytes(bytes)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		tbl, err := tables.Create(context.Background(), f.pool, "mink", tables.Definition{Namespace: "bench",
+		tbl, err := tables.Create(context.Background(), f.Pool, "mink", tables.Definition{Namespace: "bench",
 			Name: fmt.Sprintf("t%d", i+1), Topic: "quakes", ValueFormat: "json", KeyFormat: "string",
 			Schema: json.RawMessage(devenv.EarthquakesSchema)}, []tables.PartitionStart{{Partition: 0}})
 		require.NoError(b, err)
-		f.table = tbl
-		l := f.take(b, tables.PartitionScope(tbl.ID, 0), "bench")
+		f.Table = tbl
+		l := f.Take(b, tables.PartitionScope(tbl.ID, 0), "bench")
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		b.StartTimer()
 		go func() { done <- ix.Run(ctx, l) }()
-		for f.indexedEnd(b, 0) < int64(len(recs)) {
+		for indexedEnd(b, f, 0) < int64(len(recs)) {
 			time.Sleep(2 * time.Millisecond)
 		}
 		b.StopTimer()

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minkhq/mink/indexer"
+	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/tables"
 )
 
@@ -21,31 +22,31 @@ import (
 // zero.
 func TestMemoryBudgetCutsRangesEarly(t *testing.T) {
 	const partitions, perPartition, budget = 4, 200, 100 << 10
-	f := newFixture(t, partitions, tables.Definition{Namespace: "t", Name: "m", Topic: "m", ValueFormat: "raw"})
+	f := testkit.NewFixture(t, partitions, tables.Definition{Namespace: "t", Name: "m", Topic: "m", ValueFormat: "raw"})
 	value := strings.Repeat("v", 1000)
 	for p := int32(0); p < partitions; p++ {
 		vals := make([]string, perPartition)
 		for i := range vals {
 			vals[i] = value
 		}
-		f.produce(t, p, vals...)
+		f.ProduceTo(t, p, vals...)
 	}
 	reg := prometheus.NewRegistry()
-	ix := indexer.New(f.pool, f.kc, indexer.Config{FlushInterval: 3 * time.Second, RangeSize: 16 << 20,
+	ix := indexer.New(f.Pool, f.Client, indexer.Config{FlushInterval: 3 * time.Second, RangeSize: 16 << 20,
 		MemoryBudget: budget, Registerer: reg})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, partitions)
 	for p := int32(0); p < partitions; p++ {
-		l := f.take(t, tables.PartitionScope(f.table.ID, p), "node-a")
+		l := f.Take(t, tables.PartitionScope(f.Table.ID, p), "node-a")
 		go func() { done <- ix.Run(ctx, l) }()
 	}
 	for p := int32(0); p < partitions; p++ {
-		waitFor(t, "the backlog indexed", func() bool { return f.indexedEnd(t, p) == perPartition })
+		testkit.WaitFor(t, "the backlog indexed", func() bool { return indexedEnd(t, f, p) == perPartition })
 	}
 
-	rows, err := f.pool.Query(context.Background(), `
-		SELECT partition, start_offset, end_offset, record_count FROM ranges WHERE table_id = $1 ORDER BY partition, start_offset`, f.table.ID)
+	rows, err := f.Pool.Query(context.Background(), `
+		SELECT partition, start_offset, end_offset, record_count FROM ranges WHERE table_id = $1 ORDER BY partition, start_offset`, f.Table.ID)
 	require.NoError(t, err)
 	next := map[int32]int64{}
 	n := 0
@@ -62,23 +63,12 @@ func TestMemoryBudgetCutsRangesEarly(t *testing.T) {
 	require.NoError(t, rows.Err())
 	require.Greater(t, n, 2*partitions, "ranges were cut early")
 	// The gauge drops just after a range's transaction commits.
-	waitFor(t, "nothing held once the backlog is cut", func() bool { return gaugeValue(t, reg, "mink_index_buffer_bytes") == 0 })
+	testkit.WaitFor(t, "nothing held once the backlog is cut", func() bool {
+		v, ok := testkit.MetricValue(t, reg, "mink_index_buffer_bytes")
+		return ok && v == 0
+	})
 	cancel()
 	for p := 0; p < partitions; p++ {
 		require.NoError(t, <-done)
 	}
-}
-
-// gaugeValue returns the value of a registered gauge without labels.
-func gaugeValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	require.NoError(t, err)
-	for _, mf := range mfs {
-		if mf.GetName() == name {
-			return mf.GetMetric()[0].GetGauge().GetValue()
-		}
-	}
-	t.Fatalf("no metric %s", name)
-	return 0
 }

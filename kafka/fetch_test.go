@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/kafka"
 )
 
@@ -27,17 +28,9 @@ func values(recs []*kgo.Record) []string {
 // go to the leader) and a range whose head was deleted.
 func TestReadRange(t *testing.T) {
 	ctx := context.Background()
-	kf, err := kfake.NewCluster(kfake.NumBrokers(2), kfake.SeedTopics(2, "t"))
-	require.NoError(t, err)
-	defer kf.Close()
-	kc, err := kafka.New(kafka.Config{Brokers: kf.ListenAddrs()})
-	require.NoError(t, err)
-	defer kc.Close()
-
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.DefaultProduceTopic("t"),
-		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionalID("tx"))
-	require.NoError(t, err)
-	defer cl.Close()
+	k := testkit.NewKafka(t, kfake.NumBrokers(2), kfake.SeedTopics(2, "t"))
+	kf, kc := k.Cluster, k.Client
+	cl := k.Producer(t, kgo.DefaultProduceTopic("t"), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionalID("tx"))
 	produce := func(p int32, vals ...string) {
 		var recs []*kgo.Record
 		for _, v := range vals {

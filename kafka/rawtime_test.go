@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minkhq/mink/internal/kafkatest"
+	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/kafka"
 )
 
@@ -31,15 +32,8 @@ var goldenMillis = []int64{
 // two paths agree record for record.
 func TestTimestampsExact(t *testing.T) {
 	ctx := context.Background()
-	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
-	require.NoError(t, err)
-	defer kf.Close()
-	kc, err := kafka.New(kafka.Config{Brokers: kf.ListenAddrs()})
-	require.NoError(t, err)
-	defer kc.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...))
-	require.NoError(t, err)
-	defer cl.Close()
+	k := testkit.NewKafka(t, kfake.SeedTopics(1, "t"))
+	kc, cl := k.Client, k.Producer(t)
 
 	var want []int64
 	for _, codec := range []kgo.CompressionCodec{kgo.NoCompression(), kgo.GzipCompression(), kgo.Lz4Compression(), kgo.ZstdCompression()} {

@@ -8,7 +8,6 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -21,11 +20,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minkhq/mink/cluster"
-	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/objects"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { testkit.MainPostgres(m) }
 
 // errPanic makes fakeBuilder panic.
 var errPanic = errors.New("panic")
@@ -144,18 +143,7 @@ func do(t testing.TB, method, url string, hdr map[string]string) (*http.Response
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
-	return send(t, req)
-}
-
-// send sends req and returns the response with its body read.
-func send(t testing.TB, req *http.Request) (*http.Response, []byte) {
-	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp, body
+	return testkit.Send(t, req)
 }
 
 // etag is the ETag the API sends for content b.

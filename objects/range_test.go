@@ -12,6 +12,7 @@ import (
 
 	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/objects"
 )
 
@@ -136,7 +137,7 @@ func checkRanges(t *testing.T, url string, want []byte, lm string) {
 					req.Header.Add(k, v)
 				}
 			}
-			resp, body := send(t, req)
+			resp, body := testkit.Send(t, req)
 			require.Equal(t, c.status, resp.StatusCode, "%v %v: %.200s", c.hdr, c.lines, body)
 			switch c.status {
 			case http.StatusOK, http.StatusPartialContent:

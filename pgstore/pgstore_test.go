@@ -11,8 +11,6 @@ import (
 	"github.com/minkhq/mink/pgstore"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
-
 func TestMigrateTwiceIsANoop(t *testing.T) {
 	pool, _ := pgtest.Pool(t)
 	require.NoError(t, pgstore.Migrate(context.Background(), pool))

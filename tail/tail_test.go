@@ -10,29 +10,24 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/table"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minkhq/mink/catalog"
-	"github.com/minkhq/mink/internal/pgtest"
-	"github.com/minkhq/mink/kafka"
+	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/tables"
 	"github.com/minkhq/mink/tail"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
-
-// load loads table id through l as the catalog would, from its committed
-// head, and returns the metadata it answers.
-func load(t *testing.T, pool *pgxpool.Pool, l *tail.Loader, id int64) table.Metadata {
+// loadTable loads the fixture's table through l, as the catalog does for a
+// client, and parses the metadata it hands out.
+func loadTable(t *testing.T, f *testkit.Fixture, l *tail.Loader) table.Metadata {
 	t.Helper()
 	ctx := context.Background()
 	var loc string
-	require.NoError(t, pool.QueryRow(ctx, `SELECT metadata_location FROM tables WHERE id = $1`, id).Scan(&loc))
-	res, err := l.LoadTable(ctx, catalog.Table{ID: id, MetadataLocation: loc})
+	require.NoError(t, f.Pool.QueryRow(ctx, `SELECT metadata_location FROM tables WHERE id = $1`, f.Table.ID).Scan(&loc))
+	res, err := l.LoadTable(ctx, catalog.Table{ID: f.Table.ID, MetadataLocation: loc})
 	require.NoError(t, err)
 	md, err := table.ParseMetadataBytes(res.Metadata)
 	require.NoError(t, err)
@@ -46,25 +41,11 @@ func load(t *testing.T, pool *pgxpool.Pool, l *tail.Loader, id int64) table.Meta
 // records produced.
 func TestConcurrentLoadsFormOneChain(t *testing.T) {
 	ctx := context.Background()
-	pool, _ := pgtest.Pool(t)
 	const partitions = 3
-	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, "t"))
-	require.NoError(t, err)
-	t.Cleanup(kf.Close)
-	kc, err := kafka.New(kafka.Config{Brokers: kf.ListenAddrs()})
-	require.NoError(t, err)
-	t.Cleanup(kc.Close)
-	starts := make([]tables.PartitionStart, partitions)
-	for p := range starts {
-		starts[p] = tables.PartitionStart{Partition: int32(p)}
-	}
-	tbl, err := tables.Create(ctx, pool, "mink",
-		tables.Definition{Namespace: "n", Name: "t", Topic: "t", ValueFormat: "raw"}, starts)
-	require.NoError(t, err)
+	f := testkit.NewFixture(t, partitions, tables.Definition{Namespace: "n", Name: "t", Topic: "t", ValueFormat: "raw"})
+	pool, kc := f.Pool, f.Client
 
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	require.NoError(t, err)
-	defer cl.Close()
+	cl := f.Producer(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	var produced atomic.Int64
 	pctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -87,7 +68,7 @@ func TestConcurrentLoadsFormOneChain(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for time.Now().Before(deadline) {
-				if s := load(t, pool, l, tbl.ID).CurrentSnapshot(); s != nil {
+				if s := loadTable(t, f, l).CurrentSnapshot(); s != nil {
 					handed.Store(s.SnapshotID, s.SequenceNumber)
 				}
 			}
@@ -97,7 +78,7 @@ func TestConcurrentLoadsFormOneChain(t *testing.T) {
 	stop()
 	wg.Wait()
 
-	md := load(t, pool, tail.New(pool, kc, tail.Config{}), tbl.ID)
+	md := loadTable(t, f, tail.New(pool, kc, tail.Config{}))
 	cur := md.CurrentSnapshot()
 	require.Equal(t, strconv.FormatInt(produced.Load(), 10), cur.Summary.Properties["total-records"])
 	// One chain of appends, each sequence number once, every snapshot a
@@ -126,7 +107,7 @@ func TestConcurrentLoadsFormOneChain(t *testing.T) {
 
 	// The tail files tile each partition up to its content end.
 	rows, err := pool.Query(ctx, `SELECT partition, start_offset, end_offset FROM tail_files
-		WHERE table_id = $1 AND removed_snapshot_id IS NULL ORDER BY partition, start_offset`, tbl.ID)
+		WHERE table_id = $1 AND removed_snapshot_id IS NULL ORDER BY partition, start_offset`, f.Table.ID)
 	require.NoError(t, err)
 	next := map[int32]int64{}
 	for rows.Next() {
@@ -141,7 +122,7 @@ func TestConcurrentLoadsFormOneChain(t *testing.T) {
 	for p := int32(0); p < partitions; p++ {
 		var end int64
 		require.NoError(t, pool.QueryRow(ctx, `SELECT end_offset FROM content_ends WHERE table_id = $1 AND partition = $2`,
-			tbl.ID, p).Scan(&end))
+			f.Table.ID, p).Scan(&end))
 		require.Equal(t, next[p], end, "partition %d", p)
 		ends = append(ends, end)
 	}
@@ -158,29 +139,19 @@ func TestConcurrentLoadsFormOneChain(t *testing.T) {
 // at its next partition check).
 func TestLoadIncludesNewPartitions(t *testing.T) {
 	ctx := context.Background()
-	pool, _ := pgtest.Pool(t)
-	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "g"))
-	require.NoError(t, err)
-	t.Cleanup(kf.Close)
-	kc, err := kafka.New(kafka.Config{Brokers: kf.ListenAddrs()})
-	require.NoError(t, err)
-	t.Cleanup(kc.Close)
-	tbl, err := tables.Create(ctx, pool, "mink", tables.Definition{Namespace: "n", Name: "g", Topic: "g", ValueFormat: "raw"},
-		[]tables.PartitionStart{{Partition: 0}, {Partition: 1}})
-	require.NoError(t, err)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	require.NoError(t, err)
-	defer cl.Close()
-	_, err = kadm.NewClient(cl).CreatePartitions(ctx, 1, "g")
+	f := testkit.NewFixture(t, 2, tables.Definition{Namespace: "n", Name: "g", Topic: "g", ValueFormat: "raw"})
+	pool, kc := f.Pool, f.Client
+	cl := f.Producer(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	_, err := kadm.NewClient(cl).CreatePartitions(ctx, 1, "g")
 	require.NoError(t, err)
 	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Topic: "g", Partition: 2, Value: []byte("new")},
 		&kgo.Record{Topic: "g", Partition: 0, Value: []byte("old")}).FirstErr())
 
-	md := load(t, pool, tail.New(pool, kc, tail.Config{}), tbl.ID)
+	md := loadTable(t, f, tail.New(pool, kc, tail.Config{}))
 	require.Equal(t, "2", md.CurrentSnapshot().Summary.Properties["total-records"])
 	var parts, leases int
-	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM partitions WHERE table_id = $1`, tbl.ID).Scan(&parts))
-	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM leases WHERE table_id = $1 AND kind = 'partition'`, tbl.ID).Scan(&leases))
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM partitions WHERE table_id = $1`, f.Table.ID).Scan(&parts))
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM leases WHERE table_id = $1 AND kind = 'partition'`, f.Table.ID).Scan(&leases))
 	require.Equal(t, 3, parts)
 	require.Equal(t, 3, leases)
 }

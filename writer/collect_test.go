@@ -10,13 +10,12 @@ import (
 
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/indexer"
+	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/tables"
 	"github.com/minkhq/mink/writer"
 )
@@ -29,13 +28,10 @@ import (
 // current snapshot from it.
 func TestSnapshotExpiryAndCollection(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, 1, tables.Definition{Namespace: "t", Name: "c", Topic: "c", ValueFormat: "raw",
+	f := testkit.NewFixture(t, 1, tables.Definition{Namespace: "t", Name: "c", Topic: "c", ValueFormat: "raw",
 		Properties: map[string]string{"history.expire.max-snapshot-age-ms": "200", "commit.manifest.min-count-to-merge": "3"}})
-	pool, kf, kc, tbl := f.pool, f.kf, f.kc, f.tbl
-	take := func(scope, holder string) cluster.Lease { return f.take(t, scope, holder) }
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.DefaultProduceTopic("c"))
-	require.NoError(t, err)
-	defer cl.Close()
+	pool, kf, kc, tbl := f.Pool, f.Cluster, f.Client, f.Table
+	cl := f.Producer(t, kgo.DefaultProduceTopic("c"))
 	count := func(q string, args ...any) (n int) {
 		require.NoError(t, pool.QueryRow(ctx, q, args...).Scan(&n))
 		return n
@@ -45,12 +41,12 @@ func TestSnapshotExpiryAndCollection(t *testing.T) {
 	defer stop()
 	ix := indexer.New(pool, kc, indexer.Config{FlushInterval: 20 * time.Millisecond})
 	ixDone := make(chan error, 1)
-	go func() { ixDone <- ix.Run(runCtx, take(tables.PartitionScope(tbl.ID, 0), "n")) }()
+	go func() { ixDone <- ix.Run(runCtx, f.Take(t, tables.PartitionScope(tbl.ID, 0), "n")) }()
 	w := writer.New(pool, kc, writer.Config{CommitInterval: 40 * time.Millisecond,
 		PartitionCheckInterval: 100 * time.Millisecond, CollectAfter: 300 * time.Millisecond})
 	wDone := make(chan error, 1)
 	firstCtx, stopFirst := context.WithCancel(runCtx)
-	go func() { wDone <- w.Run(firstCtx, take(tables.WriterScope(tbl.ID), "n")) }()
+	go func() { wDone <- w.Run(firstCtx, f.Take(t, tables.WriterScope(tbl.ID), "n")) }()
 
 	produced := 0
 	produceFor := func(d time.Duration) {
@@ -64,7 +60,7 @@ func TestSnapshotExpiryAndCollection(t *testing.T) {
 	// collects) snapshots written under the old epoch.
 	stopFirst()
 	require.NoError(t, <-wDone)
-	go func() { wDone <- w.Run(runCtx, take(tables.WriterScope(tbl.ID), "m")) }()
+	go func() { wDone <- w.Run(runCtx, f.Take(t, tables.WriterScope(tbl.ID), "m")) }()
 	produceFor(300 * time.Millisecond)
 	require.NoError(t, kf.DeleteRecords("c", 0, 5))
 	deadline := time.Now().Add(30 * time.Second)
@@ -157,10 +153,7 @@ func TestSnapshotExpiryAndCollection(t *testing.T) {
 // sortedColumn returns the values of query's one column, sorted.
 func sortedColumn[T cmp.Ordered](t *testing.T, pool *pgxpool.Pool, query string, args ...any) []T {
 	t.Helper()
-	rows, err := pool.Query(context.Background(), query, args...)
-	require.NoError(t, err)
-	out, err := pgx.CollectRows(rows, pgx.RowTo[T])
-	require.NoError(t, err)
+	out := testkit.Column[T](t, pool, query, args...)
 	slices.Sort(out)
 	return out
 }

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/indexer"
+	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/pgstore"
 	"github.com/minkhq/mink/tables"
 	"github.com/minkhq/mink/writer"
@@ -25,52 +25,43 @@ import (
 // fenced by its epoch: a writer whose lease was taken over rewrites nothing.
 func TestExpiryRewritesStraddlingFileAndIsFenced(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, 1, tables.Definition{Namespace: "t", Name: "x", Topic: "x", ValueFormat: "raw"})
-	pool, kf, kc, tbl := f.pool, f.kf, f.kc, f.tbl
-	take := func(scope, holder string) cluster.Lease { return f.take(t, scope, holder) }
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.DefaultProduceTopic("x"))
-	require.NoError(t, err)
-	defer cl.Close()
+	f := testkit.NewFixture(t, 1, tables.Definition{Namespace: "t", Name: "x", Topic: "x", ValueFormat: "raw"})
+	pool, kf, kc, tbl := f.Pool, f.Cluster, f.Client, f.Table
+	cl := f.Producer(t, kgo.DefaultProduceTopic("x"))
 	for i := 0; i < 10; i++ { // one batch per record: DeleteRecords cuts anywhere
 		require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: []byte{byte(i)}}).FirstErr())
 	}
-	wait := func(what string, cond func() bool) { waitFor(t, what, cond) }
+	wait := func(what string, cond func() bool) { testkit.WaitFor(t, what, cond) }
 	liveRecords := func() (n int64) {
 		require.NoError(t, pool.QueryRow(ctx, `SELECT coalesce(sum(record_count), 0) FROM data_files
 			WHERE table_id = $1 AND committed_snapshot_id IS NOT NULL AND removed_snapshot_id IS NULL`, tbl.ID).Scan(&n))
 		return n
 	}
-	ixCtx, stopIx := context.WithCancel(ctx)
-	defer stopIx()
 	ix := indexer.New(pool, kc, indexer.Config{FlushInterval: 50 * time.Millisecond})
-	go func() { _ = ix.Run(ixCtx, take(tables.PartitionScope(tbl.ID, 0), "node-a")) }()
+	pl := f.Take(t, tables.PartitionScope(tbl.ID, 0), "node-a")
+	ixJob := testkit.Start(t, func(ctx context.Context) error { return ix.Run(ctx, pl) })
 
 	w := writer.New(pool, kc, writer.Config{CommitInterval: 50 * time.Millisecond})
-	stale := take(tables.WriterScope(tbl.ID), "node-a")
-	wctx, stopW := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(wctx, stale) }()
+	stale := f.Take(t, tables.WriterScope(tbl.ID), "node-a")
+	wJob := testkit.Start(t, func(ctx context.Context) error { return w.Run(ctx, stale) })
 	wait("commit of 10 records", func() bool { return liveRecords() == 10 })
-	stopW()
-	<-done
-	stopIx()
+	_ = wJob.Stop()
+	_ = ixJob.Stop()
 
 	// A new holder takes the writer lease; the log start moves to 4.
-	current := take(tables.WriterScope(tbl.ID), "node-b")
+	current := f.Take(t, tables.WriterScope(tbl.ID), "node-b")
 	require.NoError(t, kf.DeleteRecords("x", 0, 4))
 	snapshots := func() (n int) {
 		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM snapshots WHERE table_id = $1`, tbl.ID).Scan(&n))
 		return n
 	}
 	before := snapshots()
-	err = w.Run(ctx, stale)
+	err := w.Run(ctx, stale)
 	require.True(t, errors.Is(err, pgstore.ErrFenced), "stale writer: %v", err)
 	require.Equal(t, before, snapshots(), "no snapshot from the stale writer")
 	require.EqualValues(t, 10, liveRecords(), "no file removed by the stale writer")
 
-	wctx, stopW = context.WithCancel(ctx)
-	defer stopW()
-	go func() { _ = w.Run(wctx, current) }()
+	testkit.Start(t, func(ctx context.Context) error { return w.Run(ctx, current) })
 	wait("rewrite from the log start", func() bool { return liveRecords() == 6 })
 	var path string
 	var start, end int64
@@ -109,11 +100,9 @@ func TestExpiryRewritesStraddlingFileAndIsFenced(t *testing.T) {
 // them under this version's key, in a replace snapshot (the same rows).
 func TestExpiryReencodesOtherEncoderVersions(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, 1, tables.Definition{Namespace: "t", Name: "v", Topic: "v", ValueFormat: "raw"})
-	pool, kf, kc, tbl := f.pool, f.kf, f.kc, f.tbl
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.DefaultProduceTopic("v"))
-	require.NoError(t, err)
-	defer cl.Close()
+	f := testkit.NewFixture(t, 1, tables.Definition{Namespace: "t", Name: "v", Topic: "v", ValueFormat: "raw"})
+	pool, kc, tbl := f.Pool, f.Client, f.Table
+	cl := f.Producer(t, kgo.DefaultProduceTopic("v"))
 	for i := 0; i < 10; i++ {
 		require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: []byte{byte(i)}}).FirstErr())
 	}
@@ -124,7 +113,7 @@ func TestExpiryReencodesOtherEncoderVersions(t *testing.T) {
 	require.NoError(t, err)
 	res, err := datafile.Build(spec, recs)
 	require.NoError(t, err)
-	pl := f.take(t, tables.PartitionScope(tbl.ID, 0), "node-a")
+	pl := f.Take(t, tables.PartitionScope(tbl.ID, 0), "node-a")
 	_, err = pool.Exec(ctx, `INSERT INTO ranges (table_id, partition, start_offset, end_offset, record_count, lease_scope, lease_holder, lease_epoch)
 		VALUES ($1, 0, 0, 10, 10, $2, $3, $4)`, tbl.ID, pl.Scope, pl.Holder, pl.Epoch)
 	require.NoError(t, err)
@@ -135,17 +124,16 @@ func TestExpiryReencodesOtherEncoderVersions(t *testing.T) {
 	require.NoError(t, err)
 
 	w := writer.New(pool, kc, writer.Config{CommitInterval: 50 * time.Millisecond})
-	wctx, stopW := context.WithCancel(ctx)
-	defer stopW()
-	go func() { _ = w.Run(wctx, f.take(t, tables.WriterScope(tbl.ID), "node-a")) }()
+	wl := f.Take(t, tables.WriterScope(tbl.ID), "node-a")
+	wJob := testkit.Start(t, func(ctx context.Context) error { return w.Run(ctx, wl) })
 	want := fmt.Sprintf("t/v/data/0/0-10-%d.parquet", datafile.EncoderVersion)
-	waitFor(t, "the re-encoded file", func() bool {
+	testkit.WaitFor(t, "the re-encoded file", func() bool {
 		var n int
 		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM data_files WHERE table_id = $1 AND path = $2
 			AND committed_snapshot_id IS NOT NULL AND removed_snapshot_id IS NULL`, tbl.ID, want).Scan(&n))
 		return n == 1
 	})
-	stopW()
+	_ = wJob.Stop()
 	var oldRemoved bool
 	require.NoError(t, pool.QueryRow(ctx, `SELECT removed_snapshot_id IS NOT NULL FROM data_files WHERE path = $1`, old).Scan(&oldRemoved))
 	require.True(t, oldRemoved)

@@ -11,26 +11,20 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/indexer"
-	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/pgstore"
 	"github.com/minkhq/mink/tables"
 	"github.com/minkhq/mink/writer"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
-
 // The writer commits indexed ranges as snapshots; a writer whose lease was
 // taken over cannot commit (Postgres rejects the stale epoch) and stops.
 func TestWriterCommitsAndIsFenced(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, 2, tables.Definition{Namespace: "t", Name: "w", Topic: "w", ValueFormat: "raw"})
-	pool, kf, kc, tbl := f.pool, f.kf, f.kc, f.tbl
-	take := func(scope, holder string) cluster.Lease { return f.take(t, scope, holder) }
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	require.NoError(t, err)
-	defer cl.Close()
+	f := testkit.NewFixture(t, 2, tables.Definition{Namespace: "t", Name: "w", Topic: "w", ValueFormat: "raw"})
+	pool, kc, tbl := f.Pool, f.Client, f.Table
+	cl := f.Producer(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	produce := func(p int32, n int) {
 		var recs []*kgo.Record
 		for i := 0; i < n; i++ {
@@ -46,18 +40,17 @@ func TestWriterCommitsAndIsFenced(t *testing.T) {
 		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM data_files WHERE table_id = $1 AND committed_snapshot_id IS NULL`, tbl.ID).Scan(&n))
 		return n
 	}
-	wait := func(what string, cond func() bool) { waitFor(t, what, cond) }
+	wait := func(what string, cond func() bool) { testkit.WaitFor(t, what, cond) }
 
-	ixCtx, stopIx := context.WithCancel(ctx)
-	defer stopIx()
 	ix := indexer.New(pool, kc, indexer.Config{FlushInterval: 50 * time.Millisecond})
 	for p := int32(0); p < 2; p++ {
-		go func() { _ = ix.Run(ixCtx, take(tables.PartitionScope(tbl.ID, p), "node-a")) }()
+		l := f.Take(t, tables.PartitionScope(tbl.ID, p), "node-a")
+		testkit.Start(t, func(ctx context.Context) error { return ix.Run(ctx, l) })
 	}
 
 	reg := prometheus.NewRegistry()
 	w := writer.New(pool, kc, writer.Config{CommitInterval: 50 * time.Millisecond, Registerer: reg})
-	wl := take(tables.WriterScope(tbl.ID), "node-a")
+	wl := f.Take(t, tables.WriterScope(tbl.ID), "node-a")
 	wctx, stopW := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(wctx, wl) }()
@@ -82,7 +75,7 @@ func TestWriterCommitsAndIsFenced(t *testing.T) {
 
 	// Another node takes the writer lease; the old writer's next commit is
 	// rejected and it stops.
-	take(tables.WriterScope(tbl.ID), "node-b")
+	f.Take(t, tables.WriterScope(tbl.ID), "node-b")
 	produce(0, 5)
 	select {
 	case err := <-done:
@@ -90,32 +83,11 @@ func TestWriterCommitsAndIsFenced(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("stale writer kept running")
 	}
-	require.Equal(t, 1.0, counterValue(t, reg, "mink_fenced_writes_total", "job", "writer"), "the fenced commit is counted")
+	require.Equal(t, 1.0, testkit.CounterValue(t, reg, "mink_fenced_writes_total", "job", "writer"), "the fenced commit is counted")
 	stopW()
 	require.Equal(t, committed, snapshotCount(), "no snapshot from the stale writer")
 	require.Positive(t, uncommitted(), "new ranges wait for the current writer")
 	var stillLoc string
 	require.NoError(t, pool.QueryRow(ctx, `SELECT metadata_location FROM tables WHERE id = $1`, tbl.ID).Scan(&stillLoc))
 	require.Equal(t, loc, stillLoc)
-}
-
-// counterValue returns the value of counter name{label=value} in g, or 0
-// when it has no such series.
-func counterValue(t testing.TB, g prometheus.Gatherer, name, label, value string) float64 {
-	t.Helper()
-	mfs, err := g.Gather()
-	require.NoError(t, err)
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if lp.GetName() == label && lp.GetValue() == value {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
 }

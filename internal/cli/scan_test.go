@@ -14,10 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minkhq/mink/internal/clustertest"
-	"github.com/minkhq/mink/internal/pgtest"
 )
-
-func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // TestScan runs `mink table create` and `mink scan` against a real node:
 // decimals, floats and binary print exact in every format, and a scan cut

@@ -2,7 +2,7 @@
 // cluster rules (docs/design.md §3.4): the binary is built once per test binary
 // (or taken from MINK_TEST_BINARY), Kafka is an in-process kfake cluster
 // reached over TCP, PostgreSQL is a schema of its own (pgtest.Schema; the
-// test binary's TestMain must call pgtest.Main). A test starts nodes,
+// test binary's TestMain must call testkit.MainPostgres). A test starts nodes,
 // produces continuously while it crashes, stops, pauses or adds nodes,
 // observes the leases in Postgres (ReadLeases, WaitTakeovers,
 // SampleLeases) or through the admin API (AdminLeases, AdminNodes), and

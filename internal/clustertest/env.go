@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -199,40 +198,4 @@ func (e *Env) killAll() {
 	for _, n := range e.Nodes() {
 		n.cleanup()
 	}
-}
-
-// Eventually polls cond every interval until it reports true or timeout
-// passes, then fails the test with the last message cond gave.
-func Eventually(t testing.TB, timeout, interval time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var last string
-	for {
-		ok, msg := cond()
-		if ok {
-			return
-		}
-		last = msg
-		if time.Now().After(deadline) {
-			t.Fatalf("clustertest: timed out after %s waiting for %s: %s", timeout, what, last)
-		}
-		time.Sleep(interval)
-	}
-}
-
-func getJSON(ctx context.Context, url string, into any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, bytes.TrimSpace(b))
-	}
-	return json.NewDecoder(resp.Body).Decode(into)
 }

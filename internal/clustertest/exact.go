@@ -14,6 +14,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/minkhq/mink/admin"
+	"github.com/minkhq/mink/internal/testkit"
+	"github.com/minkhq/mink/internal/testkit/proc"
 )
 
 // WaitCommitted waits until every partition of table (ns.name) is
@@ -21,26 +23,70 @@ import (
 // record), as GET /admin/v1/tables/{table}/partitions on the node says.
 func WaitCommitted(t testing.TB, nodeURL, table string, ends map[int32]int64, timeout time.Duration) {
 	t.Helper()
-	Eventually(t, timeout, 100*time.Millisecond, table+" committed up to "+fmt.Sprint(ends), func() (bool, string) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		var body struct {
-			Partitions []admin.PartitionStatus `json:"partitions"`
-		}
-		if err := getJSON(ctx, nodeURL+"/admin/v1/tables/"+table+"/partitions", &body); err != nil {
-			return false, err.Error()
-		}
+	waitPartitions(t, nodeURL, table, "committed up to "+fmt.Sprint(ends), timeout, func(ps []admin.PartitionStatus) bool {
 		got := map[int32]int64{}
-		for _, p := range body.Partitions {
+		for _, p := range ps {
 			got[p.Partition] = p.CommittedOffset
 		}
 		for p, end := range ends {
 			if got[p] < end {
-				return false, fmt.Sprintf("committed %v", got)
+				return false
 			}
 		}
-		return true, ""
+		return true
 	})
+}
+
+// CommitTimeout bounds the wait for a table to be committed (WaitCaughtUp,
+// WaitExact).
+const CommitTimeout = 90 * time.Second
+
+// WaitCaughtUp waits until every partition of table (ns.name) has records
+// and is committed up to its high watermark, as the node's admin API says.
+func WaitCaughtUp(t testing.TB, nodeURL, table string) {
+	t.Helper()
+	waitPartitions(t, nodeURL, table, "committed up to the high watermark", CommitTimeout, func(ps []admin.PartitionStatus) bool {
+		for _, p := range ps {
+			if p.HighWatermark == 0 || p.CommittedOffset < p.HighWatermark {
+				return false
+			}
+		}
+		return len(ps) > 0
+	})
+}
+
+// waitPartitions polls the node's partitions of table every 100 ms until
+// done says they are what the test waits for.
+func waitPartitions(t testing.TB, nodeURL, table, what string, timeout time.Duration, done func([]admin.PartitionStatus) bool) {
+	t.Helper()
+	testkit.Eventually(t, timeout, 100*time.Millisecond, table+" "+what, func() (bool, string) {
+		ps, err := partitions(nodeURL, table)
+		if err != nil {
+			return false, err.Error()
+		}
+		return done(ps), fmt.Sprintf("partitions %+v", ps)
+	})
+}
+
+// Partitions returns the status of table's (ns.name) partitions that GET
+// /admin/v1/tables/{table}/partitions on the node answers.
+func Partitions(t testing.TB, nodeURL, table string) []admin.PartitionStatus {
+	t.Helper()
+	ps, err := partitions(nodeURL, table)
+	if err != nil {
+		t.Fatalf("clustertest: %v", err)
+	}
+	return ps
+}
+
+func partitions(nodeURL, table string) ([]admin.PartitionStatus, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var body struct {
+		Partitions []admin.PartitionStatus `json:"partitions"`
+	}
+	err := proc.GetJSON(ctx, nodeURL+"/admin/v1/tables/"+table+"/partitions", &body)
+	return body.Partitions, err
 }
 
 // WaitExact waits until the committed table (ns.name) holds every
@@ -54,10 +100,9 @@ func WaitExact(t testing.TB, nodeURL, tableName string, produced Produced) {
 	if len(produced.Records) == 0 {
 		t.Fatalf("clustertest: nothing was produced")
 	}
-	WaitCommitted(t, nodeURL, tableName, produced.Ends(), 90*time.Second)
+	WaitCommitted(t, nodeURL, tableName, produced.Ends(), CommitTimeout)
 	start := time.Now()
 	at := ScanAll(t, nodeURL, tableName)
-	defer at.Release()
 
 	type pk struct {
 		p int32
@@ -67,7 +112,6 @@ func WaitExact(t testing.TB, nodeURL, tableName string, produced Produced) {
 	for _, r := range produced.Records {
 		want[pk{r.Partition, r.Offset}] = r.Value
 	}
-	parts, offsets, values := Column(t, at, "_kafka", "partition"), Column(t, at, "_kafka", "offset"), Column(t, at, "value")
 	seen := make(map[pk]bool, len(want))
 	var extra, unsure, dup, wrong int
 	var firstErr []string
@@ -76,29 +120,26 @@ func WaitExact(t testing.TB, nodeURL, tableName string, produced Produced) {
 			firstErr = append(firstErr, fmt.Sprintf(format, args...))
 		}
 	}
-	for c := range parts {
-		for i := 0; i < parts[c].Len(); i++ {
-			k := pk{parts[c].(*array.Int32).Value(i), offsets[c].(*array.Int64).Value(i)}
-			v := valueAt(t, values[c], i)
-			if seen[k] {
-				dup++
-				report("row p%d@%d appears more than once", k.p, k.o)
-				continue
-			}
-			seen[k] = true
-			w, ok := want[k]
-			switch {
-			case !ok && produced.Unsure[string(v)]:
-				unsure++ // a produce that failed may still have landed
-			case !ok:
-				extra++
-				report("row p%d@%d = %q was not produced", k.p, k.o, v)
-			case string(w) != string(v):
-				wrong++
-				report("row p%d@%d = %q, produced %q", k.p, k.o, v, w)
-			}
+	EachRow(t, at, func(p int32, o int64, v []byte) {
+		k := pk{p, o}
+		if seen[k] {
+			dup++
+			report("row p%d@%d appears more than once", k.p, k.o)
+			return
 		}
-	}
+		seen[k] = true
+		w, ok := want[k]
+		switch {
+		case !ok && produced.Unsure[string(v)]:
+			unsure++ // a produce that failed may still have landed
+		case !ok:
+			extra++
+			report("row p%d@%d = %q was not produced", k.p, k.o, v)
+		case string(w) != string(v):
+			wrong++
+			report("row p%d@%d = %q, produced %q", k.p, k.o, v, w)
+		}
+	})
 	var missing int
 	for k := range want {
 		if !seen[k] {
@@ -112,6 +153,19 @@ func WaitExact(t testing.TB, nodeURL, tableName string, produced Produced) {
 	}
 	t.Logf("clustertest: %s exact: %d records in %d partitions read through %s (%d from failed produces) in %s",
 		tableName, len(want), len(produced.Ends()), nodeURL, unsure, time.Since(start).Round(time.Millisecond))
+}
+
+// EachRow calls f with the Kafka partition, offset and value bytes of each
+// row of at, in the table's order. The value column must be raw (binary)
+// or string.
+func EachRow(t testing.TB, at arrow.Table, f func(partition int32, offset int64, value []byte)) {
+	t.Helper()
+	parts, offsets, values := Column(t, at, "_kafka", "partition"), Column(t, at, "_kafka", "offset"), Column(t, at, "value")
+	for c := range parts {
+		for i := 0; i < parts[c].Len(); i++ {
+			f(parts[c].(*array.Int32).Value(i), offsets[c].(*array.Int64).Value(i), valueAt(t, values[c], i))
+		}
+	}
 }
 
 func valueAt(t testing.TB, a arrow.Array, i int) []byte {
@@ -130,8 +184,8 @@ func valueAt(t testing.TB, a arrow.Array, i int) []byte {
 }
 
 // ScanAll loads table (ns.name) through the node's REST catalog and reads
-// every row through the S3 API the catalog hands out. The caller releases
-// the result.
+// every row through the S3 API the catalog hands out. The result is
+// released when the test ends.
 func ScanAll(t testing.TB, nodeURL, tableName string) arrow.Table {
 	t.Helper()
 	ns, name, ok := strings.Cut(tableName, ".")
@@ -155,6 +209,7 @@ func ScanAll(t testing.TB, nodeURL, tableName string) arrow.Table {
 	if err != nil {
 		t.Fatalf("clustertest: scan %s: %v", tableName, err)
 	}
+	t.Cleanup(at.Release)
 	return at
 }
 

@@ -12,6 +12,8 @@ import (
 
 	"github.com/minkhq/mink/admin"
 	"github.com/minkhq/mink/cluster"
+	"github.com/minkhq/mink/internal/testkit"
+	"github.com/minkhq/mink/internal/testkit/proc"
 )
 
 // Lease is a lease row as Postgres has it.
@@ -156,7 +158,7 @@ func (e *Env) Leases(t testing.TB, tableID int64) Leases {
 func (e *Env) WaitLeases(t testing.TB, tableID int64, timeout time.Duration, what string, cond func(Leases) bool) Leases {
 	t.Helper()
 	var last Leases
-	Eventually(t, timeout, 50*time.Millisecond, what, func() (bool, string) {
+	testkit.Eventually(t, timeout, 50*time.Millisecond, what, func() (bool, string) {
 		ls, err := e.ReadLeases(context.Background(), tableID)
 		if err != nil {
 			return false, err.Error()
@@ -237,7 +239,7 @@ func AdminLeases(ctx context.Context, nodeURL string) ([]admin.LeaseStatus, erro
 	var body struct {
 		Leases []admin.LeaseStatus `json:"leases"`
 	}
-	err := getJSON(ctx, nodeURL+"/admin/v1/leases", &body)
+	err := proc.GetJSON(ctx, nodeURL+"/admin/v1/leases", &body)
 	return body.Leases, err
 }
 
@@ -246,7 +248,7 @@ func AdminNodes(ctx context.Context, nodeURL string) ([]admin.NodeStatus, error)
 	var body struct {
 		Nodes []admin.NodeStatus `json:"nodes"`
 	}
-	err := getJSON(ctx, nodeURL+"/admin/v1/nodes", &body)
+	err := proc.GetJSON(ctx, nodeURL+"/admin/v1/nodes", &body)
 	return body.Nodes, err
 }
 
@@ -254,7 +256,7 @@ func AdminNodes(ctx context.Context, nodeURL string) ([]admin.NodeStatus, error)
 // the leases its cluster loop holds.
 func AdminHeld(ctx context.Context, nodeURL, id string) ([]cluster.Lease, error) {
 	var held []cluster.Lease
-	err := getJSON(ctx, nodeURL+"/admin/v1/nodes/"+id+"/leases", &held)
+	err := proc.GetJSON(ctx, nodeURL+"/admin/v1/nodes/"+id+"/leases", &held)
 	return held, err
 }
 
@@ -372,7 +374,7 @@ type Takeover struct {
 func (e *Env) WaitTakeovers(t testing.TB, tableID int64, old []Lease, ttl, timeout time.Duration) []Takeover {
 	t.Helper()
 	found := map[string]Takeover{}
-	Eventually(t, timeout, 25*time.Millisecond, fmt.Sprintf("%d leases taken over", len(old)), func() (bool, string) {
+	testkit.Eventually(t, timeout, 25*time.Millisecond, fmt.Sprintf("%d leases taken over", len(old)), func() (bool, string) {
 		ls, err := e.ReadLeases(context.Background(), tableID)
 		if err != nil {
 			return false, err.Error()

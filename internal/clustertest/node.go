@@ -1,13 +1,9 @@
 package clustertest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/minkhq/mink/internal/testkit/proc"
 )
 
 // NodeOptions configures one `mink serve` process. Zero values take the
@@ -36,23 +34,19 @@ type NodeOptions struct {
 	NoWait bool
 }
 
-// Node is one `mink serve` process.
+// Node is one `mink serve` process (its Pid, Done, Running, ExitedAt and
+// WaitErr are the process's).
 type Node struct {
+	*proc.Process
 	ID       string
-	LogPath  string
 	CacheDir string // --cache-dir
 	Opts     NodeOptions
 
-	t    testing.TB
-	url  string
-	cmd  *exec.Cmd
-	log  *os.File
-	done chan struct{}
+	t   testing.TB
+	url string
 
-	mu       sync.Mutex
-	exitedAt time.Time
-	waitErr  error
-	paused   bool
+	mu     sync.Mutex
+	paused bool
 }
 
 // StartNode starts `mink serve` with the test's Postgres and Kafka on a
@@ -79,7 +73,7 @@ func (e *Env) StartNode(opts NodeOptions) *Node {
 	if opts.LogLevel == "" {
 		opts.LogLevel = "info"
 	}
-	port, err := freePort()
+	port, err := proc.FreePort()
 	if err != nil {
 		e.t.Fatalf("clustertest: free port: %v", err)
 	}
@@ -110,27 +104,12 @@ func (e *Env) StartNode(opts NodeOptions) *Node {
 	}
 	args = append(args, opts.Args...)
 
-	n := &Node{ID: opts.ID, Opts: opts, t: e.t, url: url, LogPath: filepath.Join(dir, "mink.log"), CacheDir: cacheDir, done: make(chan struct{})}
-	n.log, err = os.Create(n.LogPath)
+	// A test binary that crashes leaves no node running (proc.Start).
+	p, err := proc.Start(e.bin, args, filepath.Join(dir, "mink.log"), "GOTRACEBACK=all")
 	if err != nil {
-		e.t.Fatalf("clustertest: %v", err)
+		e.t.Fatalf("clustertest: %s: %v", opts.ID, err)
 	}
-	n.cmd = exec.Command(e.bin, args...)
-	n.cmd.Stdout, n.cmd.Stderr = n.log, n.log
-	n.cmd.Env = append(os.Environ(), "GOTRACEBACK=all")
-	dieWithParent(n.cmd) // a test binary that crashes leaves no node running
-	if err := n.cmd.Start(); err != nil {
-		n.log.Close()
-		e.t.Fatalf("clustertest: start %s: %v", opts.ID, err)
-	}
-	go func() {
-		err := n.cmd.Wait()
-		n.mu.Lock()
-		n.exitedAt, n.waitErr = time.Now(), err
-		n.mu.Unlock()
-		n.log.Close()
-		close(n.done)
-	}()
+	n := &Node{Process: p, ID: opts.ID, Opts: opts, t: e.t, url: url, CacheDir: cacheDir}
 	e.mu.Lock()
 	e.nodes = append(e.nodes, n)
 	e.mu.Unlock()
@@ -148,57 +127,13 @@ func (e *Env) StartNode(opts NodeOptions) *Node {
 // WaitReady waits until the node answers /readyz with 200.
 func (n *Node) WaitReady(timeout time.Duration) {
 	n.t.Helper()
-	Eventually(n.t, timeout, 50*time.Millisecond, n.ID+" /readyz", func() (bool, string) {
-		select {
-		case <-n.done:
-			n.t.Fatalf("clustertest: %s exited before it was ready (%v):\n%s", n.ID, n.WaitErr(), n.Tail(40))
-		default:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, n.url+"/readyz", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return false, err.Error()
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, resp.Status
-	})
+	if err := n.Process.WaitReady(context.Background(), n.url, timeout); err != nil {
+		n.t.Fatalf("clustertest: %s: %v:\n%s", n.ID, err, n.Tail(40))
+	}
 }
 
 // URL is the node's advertised URL (catalog, S3 and admin API).
 func (n *Node) URL() string { return n.url }
-
-// Pid is the process id.
-func (n *Node) Pid() int { return n.cmd.Process.Pid }
-
-// Done is closed when the process has exited.
-func (n *Node) Done() <-chan struct{} { return n.done }
-
-// Running reports whether the process has not exited (a paused process
-// is running).
-func (n *Node) Running() bool {
-	select {
-	case <-n.done:
-		return false
-	default:
-		return true
-	}
-}
-
-// ExitedAt is when the test saw the process exit (zero while running).
-func (n *Node) ExitedAt() time.Time {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.exitedAt
-}
-
-// WaitErr is the process's exit error (nil for status 0).
-func (n *Node) WaitErr() error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.waitErr
-}
 
 // Stop sends SIGTERM (a clean stop: jobs stop, leases are released, the
 // row is deleted) and waits for the process to exit; it fails the test if
@@ -209,35 +144,19 @@ func (n *Node) Stop() {
 		return
 	}
 	n.Resume()
-	_ = n.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-n.done:
-	case <-time.After(20 * time.Second):
-		_ = n.cmd.Process.Kill()
-		<-n.done
-		n.t.Fatalf("clustertest: %s did not stop within 20s of SIGTERM", n.ID)
+	if err := n.Process.Stop(20 * time.Second); err != nil {
+		n.t.Fatalf("clustertest: %s %v", n.ID, err)
 	}
 	if err := n.WaitErr(); err != nil {
 		n.t.Errorf("clustertest: %s exited with %v after SIGTERM", n.ID, err)
 	}
 }
 
-// Kill sends SIGKILL (a crash: nothing is released) and waits for the
-// process to exit.
-func (n *Node) Kill() {
-	n.t.Helper()
-	if !n.Running() {
-		return
-	}
-	_ = n.cmd.Process.Kill()
-	<-n.done
-}
-
 // Pause sends SIGSTOP: the process stops running but keeps its
 // connections, as a node stuck in a long pause would.
 func (n *Node) Pause() {
 	n.t.Helper()
-	if err := n.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := n.Signal(syscall.SIGSTOP); err != nil {
 		n.t.Fatalf("clustertest: SIGSTOP %s: %v", n.ID, err)
 	}
 	n.mu.Lock()
@@ -252,7 +171,7 @@ func (n *Node) Resume() {
 	n.paused = false
 	n.mu.Unlock()
 	if paused && n.Running() {
-		_ = n.cmd.Process.Signal(syscall.SIGCONT)
+		_ = n.Signal(syscall.SIGCONT)
 	}
 }
 
@@ -292,13 +211,7 @@ func (n *Node) LogTimes(s string) []time.Time {
 
 // Tail returns the last lines of the node's output.
 func (n *Node) Tail(lines int) string {
-	b, _ := os.ReadFile(n.LogPath)
-	b = bytes.TrimRight(b, "\n")
-	parts := bytes.Split(b, []byte("\n"))
-	if len(parts) > lines {
-		parts = parts[len(parts)-lines:]
-	}
-	return string(bytes.Join(parts, []byte("\n")))
+	return strings.Join(n.Process.Tail(lines, nil), "\n")
 }
 
 // cleanup kills the process if it still runs (a paused one too).
@@ -306,19 +219,10 @@ func (n *Node) cleanup() {
 	if !n.Running() {
 		return
 	}
-	_ = n.cmd.Process.Kill()
-	_ = n.cmd.Process.Signal(syscall.SIGCONT)
+	_ = n.Cmd.Process.Kill()
+	_ = n.Signal(syscall.SIGCONT)
 	select {
-	case <-n.done:
+	case <-n.Done():
 	case <-time.After(10 * time.Second):
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

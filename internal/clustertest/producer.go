@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minkhq/mink/internal/testkit"
 )
 
 // Record is one record Kafka acknowledged.
@@ -121,7 +123,7 @@ func (p *Producer) Count() int {
 func (p *Producer) WaitMore(t testing.TB, n int, timeout time.Duration) {
 	t.Helper()
 	target := p.Count() + n
-	Eventually(t, timeout, 20*time.Millisecond, fmt.Sprintf("%d acknowledged records", target), func() (bool, string) {
+	testkit.Eventually(t, timeout, 20*time.Millisecond, fmt.Sprintf("%d acknowledged records", target), func() (bool, string) {
 		c := p.Count()
 		return c >= target, fmt.Sprintf("%d acknowledged", c)
 	})

@@ -23,14 +23,10 @@ import (
 // EnvURL names the variable that points tests at an existing server.
 const EnvURL = "MINK_TEST_POSTGRES_URL"
 
-// Main runs a package's tests with a PostgreSQL server: the one named by
+// Run runs a package's tests with a PostgreSQL server: the one named by
 // MINK_TEST_POSTGRES_URL, or a throwaway cluster started here and stopped
-// when the tests end. Call it from TestMain.
-func Main(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
+// when the tests end. It returns m.Run's code.
+func Run(m *testing.M) int {
 	if os.Getenv(EnvURL) != "" {
 		return m.Run()
 	}
@@ -51,7 +47,7 @@ func Schema(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv(EnvURL)
 	if base == "" {
-		t.Fatalf("pgtest: %s is not set; call pgtest.Main from TestMain", EnvURL)
+		t.Fatalf("pgtest: %s is not set; call testkit.MainPostgres from TestMain", EnvURL)
 	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package clustertest
+package proc
 
 import "os/exec"
 

@@ -1,4 +1,4 @@
-package clustertest
+package proc
 
 import (
 	"os/exec"
