@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/minkhq/mink/kafka"
+	"github.com/minkhq/mink/outage"
 	"github.com/minkhq/mink/pgstore"
 	"github.com/minkhq/mink/tables"
 )
@@ -91,8 +92,10 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 }
 
 // fail maps an error to its status: 400 invalid, 404 missing, 409 exists,
-// 503 Postgres or Kafka unreachable, else 500.
+// 503 Postgres or Kafka unreachable (outage.ErrUnavailable: kafka wraps it,
+// pgstore.Unavailable marks the errors of this API's queries), else 500.
 func (h *Handler) fail(w http.ResponseWriter, err error) {
+	err = pgstore.Unavailable(err)
 	code := http.StatusInternalServerError
 	switch {
 	case errors.Is(err, tables.ErrInvalid), errors.Is(err, tables.ErrBadName):
@@ -101,7 +104,7 @@ func (h *Handler) fail(w http.ResponseWriter, err error) {
 		code = http.StatusNotFound
 	case errors.Is(err, tables.ErrExists):
 		code = http.StatusConflict
-	case errors.Is(err, kafka.ErrUnavailable), pgstore.IsUnavailable(err), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, outage.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
 		code = http.StatusServiceUnavailable
 	}
 	if code >= 500 {
@@ -478,7 +481,7 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request) {
 	var addr string
 	err := h.pool.QueryRow(r.Context(), `SELECT advertise_url FROM nodes WHERE id = $1 AND expires_at > now()`, id).Scan(&addr)
 	if err != nil {
-		if pgstore.IsUnavailable(err) {
+		if err := pgstore.Unavailable(err); errors.Is(err, outage.ErrUnavailable) {
 			h.fail(w, err)
 			return
 		}

@@ -86,8 +86,8 @@ type Table struct {
 // A Loader that adds the Kafka tail returns the child snapshot it committed:
 // a new MetadataLocation (which changes the load's ETag) and its JSON, both
 // already stored where the S3 API finds them. An error that wraps
-// [ErrUnavailable] answers 503 with Retry-After (Kafka or Postgres cannot be
-// reached, docs/design.md §4.4); any other error answers 500.
+// [outage.ErrUnavailable] answers 503 with Retry-After (Kafka or Postgres
+// cannot be reached, docs/design.md §4.4); any other error answers 500.
 type Loader interface {
 	LoadTable(ctx context.Context, committed Table) (Table, error)
 }
@@ -106,11 +106,6 @@ type committedLoader struct{}
 func (committedLoader) LoadTable(_ context.Context, committed Table) (Table, error) {
 	return committed, nil
 }
-
-// ErrUnavailable means a dependency of the request (Postgres, or Kafka for a
-// Loader) could not be reached. Requests failing with it answer 503 with
-// Retry-After; Loaders wrap it to ask for the same.
-var ErrUnavailable = errors.New("catalog: unavailable")
 
 var warehouseName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 

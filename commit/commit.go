@@ -325,7 +325,7 @@ func Mark(ctx context.Context, tx pgx.Tx, query string, keys []string, args ...a
 // encoded from the records of src's topic (t's own data file, or its
 // dead-letter file when t is a dead-letter table), as a tail file. It
 // returns nil when the range holds no row of t. Errors wrap
-// kafka.ErrUnavailable when Kafka cannot be reached.
+// outage.ErrUnavailable when Kafka cannot be reached.
 func Build(ctx context.Context, kc *kafka.Client, t, src *tables.Table, p int32, start, end int64) (*TailFile, error) {
 	spec, err := src.Spec()
 	if err != nil {

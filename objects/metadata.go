@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/minkhq/mink/pgstore"
 )
 
 //go:embed metadata_file.sql
@@ -38,7 +39,7 @@ func (s *Server) readMetadataFile(ctx context.Context, key string) (*metadataFil
 		return nil, errNoMetadataFile
 	}
 	if err != nil {
-		return nil, fmt.Errorf("objects: read metadata file %s: %w", key, err)
+		return nil, fmt.Errorf("objects: read metadata file %s: %w", key, pgstore.Unavailable(err))
 	}
 	sum := sha256.Sum256(m.content)
 	m.etag = `"` + hex.EncodeToString(sum[:]) + `"`
