@@ -43,8 +43,6 @@ var (
 	headLockSQL string
 	//go:embed sql/head_read.sql
 	headReadSQL string
-	//go:embed sql/metadata_file.sql
-	metadataFileSQL string
 	//go:embed sql/content_ends.sql
 	contentEndsSQL string
 	//go:embed sql/content_ends_set.sql
@@ -53,8 +51,6 @@ var (
 	snapshotInsertSQL string
 	//go:embed sql/snapshots_expire.sql
 	snapshotsExpireSQL string
-	//go:embed sql/metadata_file_insert.sql
-	metadataFileInsertSQL string
 	//go:embed sql/head_swap.sql
 	headSwapSQL string
 	//go:embed sql/tail_file_insert.sql
@@ -151,11 +147,11 @@ func readHead(ctx context.Context, tx tables.Querier, query string, t, src *tabl
 // or a key below the warehouse). A missing file is an error wrapping
 // pgx.ErrNoRows.
 func ReadFile(ctx context.Context, q tables.Querier, location string) ([]byte, error) {
-	var b []byte
-	if err := q.QueryRow(ctx, metadataFileSQL, tables.Key(location)).Scan(&b); err != nil {
+	f, err := tables.ReadMetadataFile(ctx, q, tables.Key(location))
+	if err != nil {
 		return nil, fmt.Errorf("commit: metadata file %s: %w", location, err)
 	}
-	return b, nil
+	return f.Content, nil
 }
 
 // Reader returns an icebergmeta.ReadFunc over q.
@@ -197,11 +193,11 @@ func Store(ctx context.Context, tx pgx.Tx, h *Head, lease *cluster.Lease, op str
 		}
 	}
 	for _, f := range res.Files {
-		if _, err := tx.Exec(ctx, metadataFileInsertSQL, tables.Key(f.Location), h.Table.ID, f.Content); err != nil {
+		if err := tables.InsertMetadataFile(ctx, tx, h.Table.ID, tables.Key(f.Location), f.Content); err != nil {
 			return err
 		}
 	}
-	if _, err := tx.Exec(ctx, metadataFileInsertSQL, tables.Key(res.MetadataLocation), h.Table.ID, res.Metadata); err != nil {
+	if err := tables.InsertMetadataFile(ctx, tx, h.Table.ID, tables.Key(res.MetadataLocation), res.Metadata); err != nil {
 		return err
 	}
 	tag, err := tx.Exec(ctx, headSwapSQL, h.Table.ID, res.MetadataLocation, res.SnapshotID, res.SequenceNumber, h.MetadataLocation)
@@ -351,7 +347,5 @@ func Build(ctx context.Context, kc *kafka.Client, t, src *tables.Table, p int32,
 }
 
 // Warehouse is "s3://<warehouse>/", the prefix of t's location before its
-// key.
-func Warehouse(t *tables.Table) string {
-	return t.Location[:len(t.Location)-len(tables.Key(t.Location))]
-}
+// key (t.WarehouseLocation).
+func Warehouse(t *tables.Table) string { return t.WarehouseLocation() }

@@ -6,6 +6,7 @@ package tables
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +25,32 @@ import (
 	"github.com/minkhq/mink/codec"
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/icebergmeta"
+)
+
+// The statements on the tables table and on what a table's creation
+// stores with it (partitions, leases, metadata files), one file each under
+// sql/.
+var (
+	//go:embed sql/table_insert.sql
+	tableInsertSQL string
+	//go:embed sql/table_by_id.sql
+	tableByIDSQL string
+	//go:embed sql/table_by_name.sql
+	tableByNameSQL string
+	//go:embed sql/table_by_location.sql
+	tableByLocationSQL string
+	//go:embed sql/table_dlq.sql
+	tableDLQSQL string
+	//go:embed sql/tables_list.sql
+	tablesListSQL string
+	//go:embed sql/table_delete.sql
+	tableDeleteSQL string
+	//go:embed sql/partition_insert.sql
+	partitionInsertSQL string
+	//go:embed sql/lease_partition_insert.sql
+	leasePartitionInsertSQL string
+	//go:embed sql/lease_writer_insert.sql
+	leaseWriterInsertSQL string
 )
 
 // DLQSuffix ends the name of a table's dead-letter table.
@@ -78,6 +105,16 @@ type Table struct {
 
 // FullName is "<namespace>.<name>".
 func (t *Table) FullName() string { return t.Namespace + "." + t.Name }
+
+// WarehouseLocation is the location prefix of every table of warehouse,
+// "s3://<warehouse>/": a table's location is the prefix followed by its key
+// (Key).
+func WarehouseLocation(warehouse string) string { return "s3://" + warehouse + "/" }
+
+// WarehouseLocation is the prefix of t's location before its key,
+// "s3://<warehouse>/": the location of one of t's files is the prefix
+// followed by the file's key (DataFileKey, Key).
+func (t *Table) WarehouseLocation() string { return t.Location[:len(t.Location)-len(Key(t.Location))] }
 
 // Key returns the object key (below the warehouse) of a location.
 func Key(location string) string {
@@ -278,18 +315,10 @@ func Create(ctx context.Context, pool *pgxpool.Pool, warehouse string, def Defin
 	if _, err := insertTable(ctx, tx, warehouse, def, def.Name+DLQSuffix, dlqSchema, &t.ID); err != nil {
 		return nil, err
 	}
-	for _, s := range starts {
-		if _, err := tx.Exec(ctx, `INSERT INTO partitions (table_id, partition, start_offset) VALUES ($1, $2, $3)`,
-			t.ID, s.Partition, s.Offset); err != nil {
-			return nil, err
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO leases (scope, table_id, kind, partition) VALUES ($1, $2, 'partition', $3)`,
-			PartitionScope(t.ID, s.Partition), t.ID, s.Partition); err != nil {
-			return nil, err
-		}
+	if err := insertPartitions(ctx, tx, t.ID, starts); err != nil {
+		return nil, err
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO leases (scope, table_id, kind) VALUES ($1, $2, 'writer')`,
-		WriterScope(t.ID), t.ID); err != nil {
+	if _, err := tx.Exec(ctx, leaseWriterInsertSQL, WriterScope(t.ID), t.ID); err != nil {
 		return nil, err
 	}
 	return t, tx.Commit(ctx)
@@ -305,17 +334,24 @@ func AddPartitions(ctx context.Context, pool *pgxpool.Pool, tableID int64, start
 		return err
 	}
 	defer tx.Rollback(ctx)
+	if err := insertPartitions(ctx, tx, tableID, starts); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// insertPartitions records the start offset and the partition lease of
+// each of starts in tx; partitions already recorded are left as they are.
+func insertPartitions(ctx context.Context, tx pgx.Tx, tableID int64, starts []PartitionStart) error {
 	for _, s := range starts {
-		if _, err := tx.Exec(ctx, `INSERT INTO partitions (table_id, partition, start_offset) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-			tableID, s.Partition, s.Offset); err != nil {
+		if _, err := tx.Exec(ctx, partitionInsertSQL, tableID, s.Partition, s.Offset); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO leases (scope, table_id, kind, partition) VALUES ($1, $2, 'partition', $3) ON CONFLICT DO NOTHING`,
-			PartitionScope(tableID, s.Partition), tableID, s.Partition); err != nil {
+		if _, err := tx.Exec(ctx, leasePartitionInsertSQL, PartitionScope(tableID, s.Partition), tableID, s.Partition); err != nil {
 			return err
 		}
 	}
-	return tx.Commit(ctx)
+	return nil
 }
 
 // PartitionScope is the lease scope of a table's partition.
@@ -328,7 +364,7 @@ func WriterScope(tableID int64) string { return fmt.Sprintf("%d/writer", tableID
 
 func insertTable(ctx context.Context, tx pgx.Tx, warehouse string, def Definition, name string, schema *iceberg.Schema, dlqOf *int64) (*Table, error) {
 	id := uuid.New()
-	location := "s3://" + warehouse + "/" + strings.ReplaceAll(def.Namespace, ".", "/") + "/" + name
+	location := WarehouseLocation(warehouse) + strings.ReplaceAll(def.Namespace, ".", "/") + "/" + name
 	props := map[string]string{"mink.topic": def.Topic, "mink.value-format": def.ValueFormat, "mink.key-format": def.KeyFormat}
 	for k, v := range def.Properties {
 		props[k] = v
@@ -354,10 +390,7 @@ func insertTable(ctx context.Context, tx pgx.Tx, warehouse string, def Definitio
 	if dlqOf != nil {
 		t.ValueFormat = codec.Raw
 	}
-	err = tx.QueryRow(ctx, `
-		INSERT INTO tables (namespace, name, topic, value_format, key_format, schema_json, start, properties,
-		                    table_uuid, location, dlq_of, metadata_location)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
+	err = tx.QueryRow(ctx, tableInsertSQL,
 		t.Namespace, t.Name, t.Topic, string(t.ValueFormat), string(t.KeyFormat), schemaJSON, t.Start, propsJSON,
 		id, location, dlqOf, metaLoc).Scan(&t.ID)
 	if err != nil {
@@ -367,17 +400,11 @@ func insertTable(ctx context.Context, tx pgx.Tx, warehouse string, def Definitio
 		}
 		return nil, err
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO metadata_files (path, table_id, content) VALUES ($1, $2, $3)`,
-		Key(metaLoc), t.ID, metaJSON); err != nil {
+	if err := InsertMetadataFile(ctx, tx, t.ID, Key(metaLoc), metaJSON); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
-
-const selectTable = `
-	SELECT id, namespace, name, topic, value_format, key_format, schema_json, start, properties,
-	       table_uuid, location, dlq_of, metadata_location, current_snapshot_id, last_sequence_number
-	FROM tables`
 
 // Querier is a pool, connection or transaction.
 type Querier interface {
@@ -390,7 +417,8 @@ type Beginner interface {
 	BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error)
 }
 
-func scan(row pgx.Row) (*Table, error) {
+// scanTable reads a table row in the columns of the table_*.sql statements.
+func scanTable(row pgx.Row) (*Table, error) {
 	var t Table
 	var schemaJSON, propsJSON []byte
 	var vf, kf string
@@ -441,22 +469,22 @@ func parseSchema(b []byte) (*iceberg.Schema, error) {
 
 // Get returns the table with id, or ErrNotFound.
 func Get(ctx context.Context, q Querier, id int64) (*Table, error) {
-	return scan(q.QueryRow(ctx, selectTable+` WHERE id = $1`, id))
+	return scanTable(q.QueryRow(ctx, tableByIDSQL, id))
 }
 
 // GetByName returns the table ns.name, or ErrNotFound.
 func GetByName(ctx context.Context, q Querier, ns, name string) (*Table, error) {
-	return scan(q.QueryRow(ctx, selectTable+` WHERE namespace = $1 AND name = $2`, ns, name))
+	return scanTable(q.QueryRow(ctx, tableByNameSQL, ns, name))
 }
 
 // GetByKey returns the table whose location key is tableKey.
 func GetByKey(ctx context.Context, q Querier, warehouse, tableKey string) (*Table, error) {
-	return scan(q.QueryRow(ctx, selectTable+` WHERE location = $1`, "s3://"+warehouse+"/"+tableKey))
+	return scanTable(q.QueryRow(ctx, tableByLocationSQL, WarehouseLocation(warehouse)+tableKey))
 }
 
 // DLQ returns the dead-letter table of table id.
 func DLQ(ctx context.Context, q Querier, id int64) (*Table, error) {
-	return scan(q.QueryRow(ctx, selectTable+` WHERE dlq_of = $1`, id))
+	return scanTable(q.QueryRow(ctx, tableDLQSQL, id))
 }
 
 // Source returns the table whose topic and partitions t has: t itself, or
@@ -470,14 +498,14 @@ func Source(ctx context.Context, q Querier, t *Table) (*Table, error) {
 
 // List returns every table, dead-letter tables included, by name.
 func List(ctx context.Context, q Querier) ([]*Table, error) {
-	rows, err := q.Query(ctx, selectTable+` ORDER BY namespace, name`)
+	rows, err := q.Query(ctx, tablesListSQL)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []*Table
 	for rows.Next() {
-		t, err := scan(rows)
+		t, err := scanTable(rows)
 		if err != nil {
 			return nil, err
 		}
@@ -489,7 +517,7 @@ func List(ctx context.Context, q Querier) ([]*Table, error) {
 // Delete removes a table, its dead-letter table and everything they own
 // (leases, ranges, snapshots, metadata files). The topic is untouched.
 func Delete(ctx context.Context, pool *pgxpool.Pool, ns, name string) error {
-	tag, err := pool.Exec(ctx, `DELETE FROM tables WHERE namespace = $1 AND name = $2 AND dlq_of IS NULL`, ns, name)
+	tag, err := pool.Exec(ctx, tableDeleteSQL, ns, name)
 	if err != nil {
 		return err
 	}
