@@ -43,8 +43,6 @@ var (
 	headLockSQL string
 	//go:embed sql/head_read.sql
 	headReadSQL string
-	//go:embed sql/content_ends.sql
-	contentEndsSQL string
 	//go:embed sql/content_ends_set.sql
 	contentEndsSetSQL string
 	//go:embed sql/snapshot_insert.sql
@@ -128,16 +126,7 @@ func readHead(ctx context.Context, tx tables.Querier, query string, t, src *tabl
 	if h.Metadata, err = ReadFile(ctx, tx, h.MetadataLocation); err != nil {
 		return nil, err
 	}
-	rows, err := tx.Query(ctx, contentEndsSQL, t.ID, src.ID)
-	if err != nil {
-		return nil, err
-	}
-	var p int32
-	var end int64
-	if _, err := pgx.ForEachRow(rows, []any{&p, &end}, func() error {
-		h.Ends[p] = end
-		return nil
-	}); err != nil {
+	if h.Ends, err = leastContentEnds(ctx, tx, []int64{t.ID}, src.ID); err != nil {
 		return nil, err
 	}
 	return h, nil
