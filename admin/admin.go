@@ -55,8 +55,8 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Handler {
 	h.mux.HandleFunc("DELETE /admin/v1/tables/{name}", h.deleteTable)
 	h.mux.HandleFunc("GET /admin/v1/tables/{name}/partitions", h.partitions)
 	h.mux.HandleFunc("GET /admin/v1/tables/{name}/status", h.tableStatus)
-	h.mux.HandleFunc("GET /admin/v1/nodes", h.nodes)
-	h.mux.HandleFunc("GET /admin/v1/leases", h.leases)
+	h.mux.HandleFunc("GET /admin/v1/nodes", serveRead(h, readNodes))
+	h.mux.HandleFunc("GET /admin/v1/leases", serveRead(h, readLeases))
 	h.mux.HandleFunc("/admin/v1/nodes/{id}/{rest...}", h.forward)
 	h.mux.HandleFunc("/admin/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such admin route: "+r.Method+" "+r.URL.Path)
@@ -270,22 +270,16 @@ func (h *Handler) status(ctx context.Context, t *tables.Table) (*TableStatus, er
 	return st, nil
 }
 
-func (h *Handler) nodes(w http.ResponseWriter, r *http.Request) {
-	nodes, err := readNodes(r.Context(), h.pool)
-	if err != nil {
-		h.fail(w, err)
-		return
+// serveRead answers a GET with what read returns from the pool.
+func serveRead[T any](h *Handler, read func(context.Context, tables.Querier) (T, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, err := read(r.Context(), h.pool)
+		if err != nil {
+			h.fail(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, v)
 	}
-	writeJSON(w, http.StatusOK, NodeList{Nodes: nodes})
-}
-
-func (h *Handler) leases(w http.ResponseWriter, r *http.Request) {
-	leases, err := readLeases(r.Context(), h.pool)
-	if err != nil {
-		h.fail(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, LeaseList{Leases: leases})
 }
 
 // forward answers /admin/v1/nodes/{id}/<what> locally when id is this node,

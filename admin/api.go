@@ -15,6 +15,17 @@ type TableList struct {
 	Tables []*tables.Table `json:"tables"`
 }
 
+// NodeList is the answer of GET /admin/v1/nodes: the live nodes, by id.
+type NodeList struct {
+	Nodes []NodeStatus `json:"nodes"`
+}
+
+// LeaseList is the answer of GET /admin/v1/leases: every lease, by table
+// name, the writer lease first.
+type LeaseList struct {
+	Leases []LeaseStatus `json:"leases"`
+}
+
 // PartitionStatus is one partition's progress.
 type PartitionStatus struct {
 	Partition int32 `json:"partition"`
@@ -84,11 +95,6 @@ type UnknownFieldsStatus struct {
 	Examples []string `json:"examples"`
 }
 
-// NodeList is the answer of GET /admin/v1/nodes: the live nodes, by id.
-type NodeList struct {
-	Nodes []NodeStatus `json:"nodes"`
-}
-
 // NodeStatus is a live node and the leases it holds.
 type NodeStatus struct {
 	ID           string    `json:"id"`
@@ -97,12 +103,6 @@ type NodeStatus struct {
 	ExpiresAt    time.Time `json:"expires_at"`
 	// Leases are the scopes of the unexpired leases it holds, by scope.
 	Leases []string `json:"leases"`
-}
-
-// LeaseList is the answer of GET /admin/v1/leases: every lease, by table
-// name, the writer lease first.
-type LeaseList struct {
-	Leases []LeaseStatus `json:"leases"`
 }
 
 // LeaseStatus is one lease. Holder is null when the lease is free or

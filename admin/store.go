@@ -103,15 +103,9 @@ type partitionUnknownFields struct {
 // readUnknownFields returns the unknown JSON fields of t's partitions, by
 // partition.
 func readUnknownFields(ctx context.Context, q tables.Querier, t *tables.Table) ([]partitionUnknownFields, error) {
-	rows, err := q.Query(ctx, unknownFieldsSQL, t.ID)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (partitionUnknownFields, error) {
-		var u partitionUnknownFields
-		err := r.Scan(&u.count, &u.examples)
-		return u, err
-	})
+	return query(ctx, q, unknownFieldsSQL, func(r pgx.Row, u *partitionUnknownFields) error {
+		return r.Scan(&u.count, &u.examples)
+	}, t.ID)
 }
 
 // maxUnknownExamples bounds UnknownFieldsStatus.Examples (as each
@@ -142,28 +136,32 @@ func readDeadLetters(ctx context.Context, q tables.Querier, t *tables.Table) (in
 }
 
 // readNodes returns the live nodes, by id.
-func readNodes(ctx context.Context, q tables.Querier) ([]NodeStatus, error) {
-	rows, err := q.Query(ctx, nodesLiveSQL)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (NodeStatus, error) {
-		var n NodeStatus
-		err := r.Scan(&n.ID, &n.AdvertiseURL, &n.Roles, &n.ExpiresAt, &n.Leases)
-		return n, err
+func readNodes(ctx context.Context, q tables.Querier) (*NodeList, error) {
+	nodes, err := query(ctx, q, nodesLiveSQL, func(r pgx.Row, n *NodeStatus) error {
+		return r.Scan(&n.ID, &n.AdvertiseURL, &n.Roles, &n.ExpiresAt, &n.Leases)
 	})
+	return &NodeList{Nodes: nodes}, err
 }
 
 // readLeases returns every lease, by table name, the writer lease first.
-func readLeases(ctx context.Context, q tables.Querier) ([]LeaseStatus, error) {
-	rows, err := q.Query(ctx, leasesSQL)
+func readLeases(ctx context.Context, q tables.Querier) (*LeaseList, error) {
+	leases, err := query(ctx, q, leasesSQL, func(r pgx.Row, l *LeaseStatus) error {
+		return r.Scan(&l.Scope, &l.Table, &l.Kind, &l.Partition, &l.Holder, &l.Epoch, &l.ExpiresAt)
+	})
+	return &LeaseList{Leases: leases}, err
+}
+
+// query runs sql with args and reads each row into a T with scan. No rows
+// is an empty slice, not nil (the answers say [], not null).
+func query[T any](ctx context.Context, q tables.Querier, sql string, scan func(pgx.Row, *T) error, args ...any) ([]T, error) {
+	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (LeaseStatus, error) {
-		var l LeaseStatus
-		err := r.Scan(&l.Scope, &l.Table, &l.Kind, &l.Partition, &l.Holder, &l.Epoch, &l.ExpiresAt)
-		return l, err
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (T, error) {
+		var v T
+		err := scan(r, &v)
+		return v, err
 	})
 }
 

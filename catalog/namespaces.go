@@ -122,10 +122,7 @@ func (h *Handler) listNamespaces(w http.ResponseWriter, r *http.Request) {
 	if len(children) == 0 && parent != nil {
 		// An empty answer: is the parent a namespace of tables only, or
 		// not a namespace at all?
-		if ok, err := h.store.namespaceExists(r.Context(), parent); err != nil || !ok {
-			if err == nil {
-				err = noSuchNamespace(parent)
-			}
+		if err := h.store.requireNamespace(r.Context(), parent); err != nil {
 			h.writeError(w, r, err, logAttrs(parent, "")...)
 			return
 		}
@@ -172,11 +169,7 @@ func (h *Handler) namespace(w http.ResponseWriter, r *http.Request) ([]string, b
 		h.writeError(w, r, noSuchNamespace([]string{raw}))
 		return nil, false
 	}
-	exists, err := h.store.namespaceExists(r.Context(), ns)
-	if err == nil && !exists {
-		err = noSuchNamespace(ns)
-	}
-	if err != nil {
+	if err := h.store.requireNamespace(r.Context(), ns); err != nil {
 		h.writeError(w, r, err, logAttrs(ns, "")...)
 		return nil, false
 	}
@@ -214,10 +207,7 @@ func (h *Handler) listTables(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(names) == 0 {
 		// No tables here: the namespace may still hold namespaces only.
-		if ok, err := h.store.namespaceExists(r.Context(), ns); err != nil || !ok {
-			if err == nil {
-				err = noSuchNamespace(ns)
-			}
+		if err := h.store.requireNamespace(r.Context(), ns); err != nil {
 			h.writeError(w, r, err, logAttrs(ns, "")...)
 			return
 		}

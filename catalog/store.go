@@ -65,6 +65,16 @@ func (s *store) namespaceExists(ctx context.Context, ns []string) (bool, error) 
 	return ok, err
 }
 
+// requireNamespace returns nil when namespace ns exists, else
+// noSuchNamespace(ns) or the error of asking.
+func (s *store) requireNamespace(ctx context.Context, ns []string) error {
+	ok, err := s.namespaceExists(ctx, ns)
+	if err == nil && !ok {
+		err = noSuchNamespace(ns)
+	}
+	return err
+}
+
 // listNamespaces returns the last levels of the namespaces just below
 // parent, after the level after, at most limit of them (0 for all).
 func (s *store) listNamespaces(ctx context.Context, parent []string, after string, limit int) ([]string, error) {

@@ -29,14 +29,18 @@ func leastContentEnds(ctx context.Context, q tables.Querier, ids []int64, src in
 	if err != nil {
 		return nil, err
 	}
-	ends := map[int32]int64{}
+	return OffsetsByPartition(rows)
+}
+
+// OffsetsByPartition reads rows of (partition, offset) into a map and
+// closes rows.
+func OffsetsByPartition(rows pgx.Rows) (map[int32]int64, error) {
+	offsets := map[int32]int64{}
 	var p int32
-	var end int64
-	if _, err := pgx.ForEachRow(rows, []any{&p, &end}, func() error {
-		ends[p] = end
+	var offset int64
+	_, err := pgx.ForEachRow(rows, []any{&p, &offset}, func() error {
+		offsets[p] = offset
 		return nil
-	}); err != nil {
-		return nil, err
-	}
-	return ends, nil
+	})
+	return offsets, err
 }
