@@ -1,6 +1,11 @@
 // Package admin is Mink's admin HTTP API (docs/design.md §5, "Admin API"): table
 // definitions, nodes, leases and partition progress, and forwarding of
-// /admin/v1/nodes/{id}/… to the node it names. The `mink` CLI calls it.
+// /admin/v1/nodes/{id}/… to the node it names.
+//
+// The handlers (admin.go) answer with the types of api.go, read through the
+// queries of store.go (sql/, one statement a file), package tables and
+// commit.CommittedOffsets. Client calls the API with the same types: the
+// `mink` CLI and `mink dev` use it.
 package admin
 
 import (
