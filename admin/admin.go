@@ -1,6 +1,11 @@
 // Package admin is Mink's admin HTTP API (docs/design.md §5, "Admin API"): table
 // definitions, nodes, leases and partition progress, and forwarding of
-// /admin/v1/nodes/{id}/… to the node it names. The `mink` CLI calls it.
+// /admin/v1/nodes/{id}/… to the node it names.
+//
+// The handlers (admin.go) answer with the types of api.go, read through the
+// queries of store.go (sql/, one statement a file), package tables and
+// commit.CommittedOffsets. Client calls the API with the same types: the
+// `mink` CLI and `mink dev` use it.
 package admin
 
 import (
@@ -11,14 +16,13 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/minkhq/mink/kafka"
+	"github.com/minkhq/mink/outage"
 	"github.com/minkhq/mink/pgstore"
 	"github.com/minkhq/mink/tables"
 )
@@ -48,8 +52,8 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Handler {
 	h.mux.HandleFunc("DELETE /admin/v1/tables/{name}", h.deleteTable)
 	h.mux.HandleFunc("GET /admin/v1/tables/{name}/partitions", h.partitions)
 	h.mux.HandleFunc("GET /admin/v1/tables/{name}/status", h.tableStatus)
-	h.mux.HandleFunc("GET /admin/v1/nodes", h.nodes)
-	h.mux.HandleFunc("GET /admin/v1/leases", h.leases)
+	h.mux.HandleFunc("GET /admin/v1/nodes", serveRead(h, readNodes))
+	h.mux.HandleFunc("GET /admin/v1/leases", serveRead(h, readLeases))
 	h.mux.HandleFunc("/admin/v1/nodes/{id}/{rest...}", h.forward)
 	h.mux.HandleFunc("/admin/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such admin route: "+r.Method+" "+r.URL.Path)
@@ -61,10 +65,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
 	h.mux.ServeHTTP(w, r.WithContext(ctx))
-}
-
-type errorBody struct {
-	Error string `json:"error"`
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -83,8 +83,10 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 }
 
 // fail maps an error to its status: 400 invalid, 404 missing, 409 exists,
-// 503 Postgres or Kafka unreachable, else 500.
+// 503 Postgres or Kafka unreachable (outage.ErrUnavailable: kafka wraps it,
+// pgstore.Unavailable marks the errors of this API's queries), else 500.
 func (h *Handler) fail(w http.ResponseWriter, err error) {
+	err = pgstore.Unavailable(err)
 	code := http.StatusInternalServerError
 	switch {
 	case errors.Is(err, tables.ErrInvalid), errors.Is(err, tables.ErrBadName):
@@ -93,7 +95,7 @@ func (h *Handler) fail(w http.ResponseWriter, err error) {
 		code = http.StatusNotFound
 	case errors.Is(err, tables.ErrExists):
 		code = http.StatusConflict
-	case errors.Is(err, kafka.ErrUnavailable), pgstore.IsUnavailable(err), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, outage.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
 		code = http.StatusServiceUnavailable
 	}
 	if code >= 500 {
@@ -154,7 +156,7 @@ func (h *Handler) listTables(w http.ResponseWriter, r *http.Request) {
 	if ts == nil {
 		ts = []*tables.Table{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tables": ts})
+	writeJSON(w, http.StatusOK, TableList{Tables: ts})
 }
 
 func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) (*tables.Table, bool) {
@@ -195,124 +197,37 @@ func (h *Handler) deleteTable(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// PartitionStatus is one partition's progress.
-type PartitionStatus struct {
-	Partition int32 `json:"partition"`
-	// IndexedOffset is the end of the last indexed range.
-	IndexedOffset int64 `json:"indexed_offset"`
-	// CommittedOffset is the offset below which every record is in the
-	// current snapshot of the table or of its dead-letter table (the
-	// lesser of their content ends, docs/design.md §4.4), whether the
-	// writer committed it or a zero-lag table load did.
-	CommittedOffset int64 `json:"committed_offset"`
-	LogStartOffset  int64 `json:"log_start_offset"`
-	LastStable      int64 `json:"last_stable_offset"`
-	HighWatermark   int64 `json:"high_watermark"`
-	// Lag is last stable offset − indexed offset: records Kafka can serve
-	// that are not indexed yet.
-	Lag int64 `json:"lag"`
-	// RecordsPerSecond is the indexing rate over the last minute.
-	RecordsPerSecond float64 `json:"records_per_second"`
-	Holder           *string `json:"holder"`
-	Epoch            int64   `json:"epoch"`
-}
-
 func (h *Handler) partitions(w http.ResponseWriter, r *http.Request) {
 	t, ok := h.lookup(w, r)
 	if !ok {
 		return
 	}
-	out, kerr, err := h.partitionStatus(r.Context(), t)
+	parts, kerr, err := h.progress(r.Context(), t)
 	if err != nil {
 		h.fail(w, err)
 		return
 	}
-	body := map[string]any{"table": t.FullName(), "partitions": out}
-	if kerr != nil {
-		body["kafka_error"] = kerr.Error()
-	}
-	writeJSON(w, http.StatusOK, body)
+	writeJSON(w, http.StatusOK, TablePartitions{Table: t.FullName(), Partitions: parts, KafkaError: errorText(kerr)})
 }
 
-// partitionStatus returns the progress of each partition of t. kerr is set
-// when Kafka could not be asked for its offsets (they are then 0).
-func (h *Handler) partitionStatus(ctx context.Context, t *tables.Table) (out []PartitionStatus, kerr, err error) {
-	rows, err := h.pool.Query(ctx, `
-		SELECT p.partition,
-		       coalesce((SELECT max(end_offset) FROM ranges g WHERE g.table_id = p.table_id AND g.partition = p.partition), p.start_offset),
-		       coalesce((SELECT min(c.end_offset) FROM content_ends c
-		                 WHERE c.table_id IN (p.table_id, (SELECT id FROM tables WHERE dlq_of = p.table_id))
-		                   AND c.partition = p.partition
-		                 HAVING count(*) = 2),
-		                p.start_offset),
-		       CASE WHEN l.expires_at > now() THEN l.holder END, l.epoch,
-		       coalesce((SELECT sum(record_count) FROM ranges g WHERE g.table_id = p.table_id AND g.partition = p.partition
-		                   AND g.created_at > now() - interval '1 minute'), 0) / 60.0
-		FROM partitions p JOIN leases l ON l.table_id = p.table_id AND l.kind = 'partition' AND l.partition = p.partition
-		WHERE p.table_id = $1 ORDER BY p.partition`, t.ID)
-	if err != nil {
-		return nil, nil, err
-	}
-	for rows.Next() {
-		var s PartitionStatus
-		if err := rows.Scan(&s.Partition, &s.IndexedOffset, &s.CommittedOffset, &s.Holder, &s.Epoch, &s.RecordsPerSecond); err != nil {
-			rows.Close()
-			return nil, nil, err
-		}
-		out = append(out, s)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+// progress returns the progress of each partition of t. kerr is set when
+// Kafka could not be asked for its offsets (they are then 0).
+func (h *Handler) progress(ctx context.Context, t *tables.Table) (parts []PartitionStatus, kerr, err error) {
+	if parts, err = readProgress(ctx, h.pool, t); err != nil {
 		return nil, nil, err
 	}
 	offs, kerr := h.kafka.ListOffsets(ctx, t.Topic)
-	for i := range out {
-		if o, ok := offs[out[i].Partition]; ok {
-			out[i].LogStartOffset, out[i].LastStable, out[i].HighWatermark = o.LogStart, o.LastStable, o.HighWatermark
-			out[i].Lag = max(0, o.LastStable-out[i].IndexedOffset)
-		}
+	withKafkaOffsets(parts, offs)
+	return parts, kerr, nil
+}
+
+// errorText is err's message, or "" for nil.
+func errorText(err error) string {
+	if err == nil {
+		return ""
 	}
-	return out, kerr, nil
+	return err.Error()
 }
-
-// TableStatus is the answer of GET /admin/v1/tables/{ns}.{name}/status:
-// the table's progress and what its records did not fit.
-type TableStatus struct {
-	Table      string            `json:"table"`
-	Partitions []PartitionStatus `json:"partitions"`
-	// KafkaError is set when Kafka could not be asked for its offsets.
-	KafkaError string `json:"kafka_error,omitempty"`
-	// Writer is the holder of the table's writer lease (null when none).
-	Writer *WriterStatus `json:"writer"`
-	// UnknownFields counts the JSON fields, at any depth, of the records
-	// indexed so far that match no column (left out of rows, or the reason
-	// of a dead letter), counted once when their range was indexed, on
-	// any node.
-	UnknownFields UnknownFieldsStatus `json:"unknown_fields"`
-	// DeadLetters is the number of rows of <name>~dlq in its live data
-	// files, committed or about to be (rows dropped below Kafka's log start
-	// no longer count).
-	DeadLetters int64 `json:"dead_letters"`
-}
-
-// WriterStatus is the holder of a writer lease.
-type WriterStatus struct {
-	Holder    string    `json:"holder"`
-	Epoch     int64     `json:"epoch"`
-	ExpiresAt time.Time `json:"expires_at"`
-}
-
-// UnknownFieldsStatus is a count of unknown JSON fields and the first
-// distinct field paths seen (at most 10; by partition, then first seen),
-// e.g. "vbeln", "address.zip", "items.element.sku".
-type UnknownFieldsStatus struct {
-	Count    int64    `json:"count"`
-	Examples []string `json:"examples"`
-}
-
-// maxUnknownExamples bounds UnknownFieldsStatus.Examples (as each
-// partition's examples are bounded).
-const maxUnknownExamples = 10
 
 func (h *Handler) tableStatus(w http.ResponseWriter, r *http.Request) {
 	t, ok := h.lookup(w, r)
@@ -323,54 +238,7 @@ func (h *Handler) tableStatus(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("%s is a dead-letter table: ask for the status of the table it holds the dead letters of", t.FullName()))
 		return
 	}
-	ctx := r.Context()
-	st := TableStatus{Table: t.FullName(), UnknownFields: UnknownFieldsStatus{Examples: []string{}}}
-	parts, kerr, err := h.partitionStatus(ctx, t)
-	if err != nil {
-		h.fail(w, err)
-		return
-	}
-	st.Partitions = parts
-	if kerr != nil {
-		st.KafkaError = kerr.Error()
-	}
-	var wr WriterStatus
-	err = h.pool.QueryRow(ctx, `SELECT holder, epoch, expires_at FROM leases
-		WHERE table_id = $1 AND kind = 'writer' AND holder IS NOT NULL AND expires_at > now()`, t.ID).Scan(&wr.Holder, &wr.Epoch, &wr.ExpiresAt)
-	switch {
-	case err == nil:
-		st.Writer = &wr
-	case !errors.Is(err, pgx.ErrNoRows):
-		h.fail(w, err)
-		return
-	}
-	rows, err := h.pool.Query(ctx, `SELECT field_count, examples FROM unknown_fields WHERE table_id = $1 ORDER BY partition`, t.ID)
-	if err != nil {
-		h.fail(w, err)
-		return
-	}
-	for rows.Next() {
-		var n int64
-		var examples []string
-		if err := rows.Scan(&n, &examples); err != nil {
-			rows.Close()
-			h.fail(w, err)
-			return
-		}
-		st.UnknownFields.Count += n
-		for _, e := range examples {
-			if len(st.UnknownFields.Examples) < maxUnknownExamples && !slices.Contains(st.UnknownFields.Examples, e) {
-				st.UnknownFields.Examples = append(st.UnknownFields.Examples, e)
-			}
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		h.fail(w, err)
-		return
-	}
-	err = h.pool.QueryRow(ctx, `SELECT coalesce(sum(record_count), 0)::bigint FROM data_files
-		WHERE table_id = (SELECT id FROM tables WHERE dlq_of = $1) AND removed_snapshot_id IS NULL`, t.ID).Scan(&st.DeadLetters)
+	st, err := h.status(r.Context(), t)
 	if err != nil {
 		h.fail(w, err)
 		return
@@ -378,79 +246,37 @@ func (h *Handler) tableStatus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, st)
 }
 
-// NodeStatus is a row of GET /admin/v1/nodes.
-type NodeStatus struct {
-	ID           string    `json:"id"`
-	AdvertiseURL string    `json:"address"`
-	Roles        []string  `json:"roles"`
-	ExpiresAt    time.Time `json:"expires_at"`
-	Leases       []string  `json:"leases"`
+// status returns the status of table t (not a dead-letter table).
+func (h *Handler) status(ctx context.Context, t *tables.Table) (*TableStatus, error) {
+	parts, kerr, err := h.progress(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	st := &TableStatus{Table: t.FullName(), Partitions: parts, KafkaError: errorText(kerr)}
+	if st.Writer, err = readWriter(ctx, h.pool, t); err != nil {
+		return nil, err
+	}
+	unknown, err := readUnknownFields(ctx, h.pool, t)
+	if err != nil {
+		return nil, err
+	}
+	st.UnknownFields = mergeUnknownFields(unknown)
+	if st.DeadLetters, err = readDeadLetters(ctx, h.pool, t); err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
-func (h *Handler) nodes(w http.ResponseWriter, r *http.Request) {
-	rows, err := h.pool.Query(r.Context(), `
-		SELECT n.id, n.advertise_url, n.roles, n.expires_at,
-		       coalesce(array_agg(l.scope ORDER BY l.scope) FILTER (WHERE l.scope IS NOT NULL), '{}')
-		FROM nodes n LEFT JOIN leases l ON l.holder = n.id AND l.expires_at > now()
-		WHERE n.expires_at > now()
-		GROUP BY n.id ORDER BY n.id`)
-	if err != nil {
-		h.fail(w, err)
-		return
-	}
-	defer rows.Close()
-	out := []NodeStatus{}
-	for rows.Next() {
-		var n NodeStatus
-		if err := rows.Scan(&n.ID, &n.AdvertiseURL, &n.Roles, &n.ExpiresAt, &n.Leases); err != nil {
+// serveRead answers a GET with what read returns from the pool.
+func serveRead[T any](h *Handler, read func(context.Context, tables.Querier) (T, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, err := read(r.Context(), h.pool)
+		if err != nil {
 			h.fail(w, err)
 			return
 		}
-		out = append(out, n)
+		writeJSON(w, http.StatusOK, v)
 	}
-	if err := rows.Err(); err != nil {
-		h.fail(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"nodes": out})
-}
-
-// LeaseStatus is a row of GET /admin/v1/leases.
-type LeaseStatus struct {
-	Scope     string     `json:"scope"`
-	Table     string     `json:"table"`
-	Kind      string     `json:"kind"`
-	Partition *int32     `json:"partition,omitempty"`
-	Holder    *string    `json:"holder"`
-	Epoch     int64      `json:"epoch"`
-	ExpiresAt *time.Time `json:"expires_at"`
-}
-
-func (h *Handler) leases(w http.ResponseWriter, r *http.Request) {
-	rows, err := h.pool.Query(r.Context(), `
-		SELECT l.scope, t.namespace || '.' || t.name, l.kind, l.partition,
-		       CASE WHEN l.expires_at > now() THEN l.holder END, l.epoch, l.expires_at
-		FROM leases l JOIN tables t ON t.id = l.table_id
-		ORDER BY t.namespace, t.name, l.kind DESC, l.partition`)
-	if err != nil {
-		h.fail(w, err)
-		return
-	}
-	defer rows.Close()
-	out := []LeaseStatus{}
-	for rows.Next() {
-		var l LeaseStatus
-		if err := rows.Scan(&l.Scope, &l.Table, &l.Kind, &l.Partition, &l.Holder, &l.Epoch, &l.ExpiresAt); err != nil {
-			h.fail(w, err)
-			return
-		}
-		out = append(out, l)
-	}
-	if err := rows.Err(); err != nil {
-		h.fail(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"leases": out})
 }
 
 // forward answers /admin/v1/nodes/{id}/<what> locally when id is this node,
@@ -467,10 +293,9 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("node %s has no %q", id, rest))
 		return
 	}
-	var addr string
-	err := h.pool.QueryRow(r.Context(), `SELECT advertise_url FROM nodes WHERE id = $1 AND expires_at > now()`, id).Scan(&addr)
+	addr, err := readNodeAddress(r.Context(), h.pool, id)
 	if err != nil {
-		if pgstore.IsUnavailable(err) {
+		if err := pgstore.Unavailable(err); errors.Is(err, outage.ErrUnavailable) {
 			h.fail(w, err)
 			return
 		}

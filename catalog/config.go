@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/url"
 	"strings"
@@ -88,8 +87,8 @@ type Table struct {
 // A Loader that adds the Kafka tail returns the child snapshot it committed:
 // a new MetadataLocation (which changes the load's ETag) and its JSON, both
 // already stored where the S3 API finds them. An error that wraps
-// [ErrUnavailable] answers 503 with Retry-After (Kafka or Postgres cannot be
-// reached, docs/design.md §4.4); any other error answers 500.
+// [outage.ErrUnavailable] answers 503 with Retry-After (Kafka or Postgres
+// cannot be reached, docs/design.md §4.4); any other error answers 500.
 type Loader interface {
 	LoadTable(ctx context.Context, committed Table) (Table, error)
 }
@@ -108,11 +107,6 @@ type committedLoader struct{}
 func (committedLoader) LoadTable(_ context.Context, committed Table) (Table, error) {
 	return committed, nil
 }
-
-// ErrUnavailable means a dependency of the request (Postgres, or Kafka for a
-// Loader) could not be reached. Requests failing with it answer 503 with
-// Retry-After; Loaders wrap it to ask for the same.
-var ErrUnavailable = errors.New("catalog: unavailable")
 
 // WithDefaults returns cfg with every zero field but AdvertiseURL set to its
 // default, and AdvertiseURL without a trailing '/'.

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/outage"
 )
 
 // Error types of the spec's ErrorModel that Mink answers. Java clients pick
@@ -61,9 +61,9 @@ func noSuchTable(ns []string, name string) error {
 }
 
 // writeError answers err as an ErrorModel: an apiError as it says, an
-// unreachable Postgres (or a Loader's ErrUnavailable) as 503 with
-// Retry-After, anything else as 500. Server-side failures are logged with
-// attrs (namespace, table).
+// outage (outage.ErrUnavailable: Postgres, or Kafka for a Loader) as 503
+// with Retry-After, anything else as 500. Server-side failures are logged
+// with attrs (namespace, table).
 func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error, attrs ...any) {
 	if r.Context().Err() != nil {
 		// The engine went away; nobody reads the answer.
@@ -74,7 +74,7 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error, 
 	var ae *apiError
 	switch {
 	case errors.As(err, &ae):
-	case errors.Is(err, ErrUnavailable) || pgstore.IsUnavailable(err):
+	case errors.Is(err, outage.ErrUnavailable):
 		// The cause goes with it: "unreachable" and, say, a batch Kafka
 		// serves corrupt need different hands.
 		ae = &apiError{http.StatusServiceUnavailable, typeServiceUnavailable,

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"encoding/base64"
 	"net/http"
 	"net/url"
@@ -92,6 +93,31 @@ func parsePage(q url.Values) (page, error) {
 	return p, nil
 }
 
+// listPage answers the paging of a listing below namespace ns (nil: the
+// top level): it lists with list the names after the request's page token,
+// at most its page size, and returns them with the next page's token. An
+// empty page below a namespace asks whether ns exists at all (it may hold
+// only tables, or only namespaces). On a failure it answers the request
+// and returns false.
+func (h *Handler) listPage(w http.ResponseWriter, r *http.Request, ns []string,
+	list func(ctx context.Context, ns []string, after string, limit int) ([]string, error)) (names []string, next *string, ok bool) {
+	p, err := parsePage(r.URL.Query())
+	if err != nil {
+		h.writeError(w, r, err)
+		return nil, nil, false
+	}
+	names, err = list(r.Context(), ns, p.after, p.limit())
+	if err == nil && len(names) == 0 && ns != nil {
+		err = h.store.requireNamespace(r.Context(), ns)
+	}
+	if err != nil {
+		h.writeError(w, r, err, logAttrs(ns, "")...)
+		return nil, nil, false
+	}
+	names, next = p.cut(names)
+	return names, next, true
+}
+
 type listNamespacesResponse struct {
 	Namespaces    [][]string `json:"namespaces"`
 	NextPageToken *string    `json:"next-page-token,omitempty"`
@@ -109,28 +135,10 @@ func (h *Handler) listNamespaces(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	p, err := parsePage(q)
-	if err != nil {
-		h.writeError(w, r, err)
+	children, next, ok := h.listPage(w, r, parent, h.store.listNamespaces)
+	if !ok {
 		return
 	}
-	children, err := h.store.listNamespaces(r.Context(), parent, p.after, p.limit())
-	if err != nil {
-		h.writeError(w, r, err, logAttrs(parent, "")...)
-		return
-	}
-	if len(children) == 0 && parent != nil {
-		// An empty answer: is the parent a namespace of tables only, or
-		// not a namespace at all?
-		if ok, err := h.store.namespaceExists(r.Context(), parent); err != nil || !ok {
-			if err == nil {
-				err = noSuchNamespace(parent)
-			}
-			h.writeError(w, r, err, logAttrs(parent, "")...)
-			return
-		}
-	}
-	children, next := p.cut(children)
 	resp := listNamespacesResponse{Namespaces: make([][]string, len(children)), NextPageToken: next}
 	for i, c := range children {
 		resp.Namespaces[i] = append(append(make([]string, 0, len(parent)+1), parent...), c)
@@ -172,11 +180,7 @@ func (h *Handler) namespace(w http.ResponseWriter, r *http.Request) ([]string, b
 		h.writeError(w, r, noSuchNamespace([]string{raw}))
 		return nil, false
 	}
-	exists, err := h.store.namespaceExists(r.Context(), ns)
-	if err == nil && !exists {
-		err = noSuchNamespace(ns)
-	}
-	if err != nil {
+	if err := h.store.requireNamespace(r.Context(), ns); err != nil {
 		h.writeError(w, r, err, logAttrs(ns, "")...)
 		return nil, false
 	}
@@ -202,27 +206,10 @@ func (h *Handler) listTables(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, noSuchNamespace([]string{raw}))
 		return
 	}
-	p, err := parsePage(r.URL.Query())
-	if err != nil {
-		h.writeError(w, r, err)
+	names, next, ok := h.listPage(w, r, ns, h.store.listTables)
+	if !ok {
 		return
 	}
-	names, err := h.store.listTables(r.Context(), ns, p.after, p.limit())
-	if err != nil {
-		h.writeError(w, r, err, logAttrs(ns, "")...)
-		return
-	}
-	if len(names) == 0 {
-		// No tables here: the namespace may still hold namespaces only.
-		if ok, err := h.store.namespaceExists(r.Context(), ns); err != nil || !ok {
-			if err == nil {
-				err = noSuchNamespace(ns)
-			}
-			h.writeError(w, r, err, logAttrs(ns, "")...)
-			return
-		}
-	}
-	names, next := p.cut(names)
 	resp := listTablesResponse{Identifiers: make([]tableIdentifier, len(names)), NextPageToken: next}
 	for i, n := range names {
 		resp.Identifiers[i] = tableIdentifier{Namespace: ns, Name: n}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/minkhq/mink/outage"
+	"github.com/minkhq/mink/pgstore"
 )
 
 // The catalog's read queries. Namespaces are passed with their levels
@@ -38,7 +40,9 @@ type store struct {
 // conn runs fn on one pooled connection, within the query timeout. Failing
 // to get a connection means Postgres cannot be reached (or the node is
 // stopping and closed its pool): either way the engine should retry, so the
-// error wraps ErrUnavailable unless the request itself was cancelled.
+// error wraps outage.ErrUnavailable unless the request itself was
+// cancelled; so do fn's errors that mean Postgres stopped answering
+// (pgstore.Unavailable).
 func (s *store) conn(ctx context.Context, fn func(context.Context, *pgxpool.Conn) error) error {
 	qctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
@@ -47,10 +51,10 @@ func (s *store) conn(ctx context.Context, fn func(context.Context, *pgxpool.Conn
 		if ctx.Err() != nil {
 			return err
 		}
-		return fmt.Errorf("%w: acquire a Postgres connection: %w", ErrUnavailable, err)
+		return fmt.Errorf("catalog: %w: acquire a Postgres connection: %w", outage.ErrUnavailable, err)
 	}
 	defer c.Release()
-	return fn(qctx, c)
+	return pgstore.Unavailable(fn(qctx, c))
 }
 
 func (s *store) namespaceExists(ctx context.Context, ns []string) (bool, error) {
@@ -59,6 +63,16 @@ func (s *store) namespaceExists(ctx context.Context, ns []string) (bool, error) 
 		return c.QueryRow(ctx, namespaceExistsSQL, joinLevels(ns)).Scan(&ok)
 	})
 	return ok, err
+}
+
+// requireNamespace returns nil when namespace ns exists, else
+// noSuchNamespace(ns) or the error of asking.
+func (s *store) requireNamespace(ctx context.Context, ns []string) error {
+	ok, err := s.namespaceExists(ctx, ns)
+	if err == nil && !ok {
+		err = noSuchNamespace(ns)
+	}
+	return err
 }
 
 // listNamespaces returns the last levels of the namespaces just below

@@ -17,6 +17,7 @@ import (
 
 	"github.com/minkhq/mink/catalog"
 	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/outage"
 )
 
 // readPaths are requests that need Postgres.
@@ -153,7 +154,7 @@ func TestLoader(t *testing.T) {
 	rsp, _ = f.do("GET", "/v1/namespaces/a%1Fb/tables/t", "If-None-Match", etag)
 	require.Equal(t, http.StatusNotModified, rsp.StatusCode)
 
-	unavailable := fmt.Errorf("list offsets: %w", catalog.ErrUnavailable)
+	unavailable := fmt.Errorf("list offsets: %w", outage.ErrUnavailable)
 	loaderErr.Store(&unavailable)
 	rsp, body = f.do("GET", "/v1/namespaces/a%1Fb/tables/t")
 	requireError(t, rsp, body, http.StatusServiceUnavailable, "ServiceUnavailableException")

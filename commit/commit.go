@@ -43,18 +43,12 @@ var (
 	headLockSQL string
 	//go:embed sql/head_read.sql
 	headReadSQL string
-	//go:embed sql/metadata_file.sql
-	metadataFileSQL string
-	//go:embed sql/content_ends.sql
-	contentEndsSQL string
 	//go:embed sql/content_ends_set.sql
 	contentEndsSetSQL string
 	//go:embed sql/snapshot_insert.sql
 	snapshotInsertSQL string
 	//go:embed sql/snapshots_expire.sql
 	snapshotsExpireSQL string
-	//go:embed sql/metadata_file_insert.sql
-	metadataFileInsertSQL string
 	//go:embed sql/head_swap.sql
 	headSwapSQL string
 	//go:embed sql/tail_file_insert.sql
@@ -132,38 +126,21 @@ func readHead(ctx context.Context, tx tables.Querier, query string, t, src *tabl
 	if h.Metadata, err = ReadFile(ctx, tx, h.MetadataLocation); err != nil {
 		return nil, err
 	}
-	rows, err := tx.Query(ctx, contentEndsSQL, t.ID, src.ID)
-	if err != nil {
-		return nil, err
-	}
-	if h.Ends, err = CollectOffsets(rows); err != nil {
+	if h.Ends, err = leastContentEnds(ctx, tx, []int64{t.ID}, src.ID); err != nil {
 		return nil, err
 	}
 	return h, nil
-}
-
-// CollectOffsets collects rows of (partition, offset) into a map by
-// partition, and closes rows.
-func CollectOffsets(rows pgx.Rows) (map[int32]int64, error) {
-	out := map[int32]int64{}
-	var p int32
-	var off int64
-	_, err := pgx.ForEachRow(rows, []any{&p, &off}, func() error {
-		out[p] = off
-		return nil
-	})
-	return out, err
 }
 
 // ReadFile returns the content of the metadata file at location (s3://…
 // or a key below the warehouse). A missing file is an error wrapping
 // pgx.ErrNoRows.
 func ReadFile(ctx context.Context, q tables.Querier, location string) ([]byte, error) {
-	var b []byte
-	if err := q.QueryRow(ctx, metadataFileSQL, tables.Key(location)).Scan(&b); err != nil {
+	f, err := tables.ReadMetadataFile(ctx, q, tables.Key(location))
+	if err != nil {
 		return nil, fmt.Errorf("commit: metadata file %s: %w", location, err)
 	}
-	return b, nil
+	return f.Content, nil
 }
 
 // Reader returns an icebergmeta.ReadFunc over q.
@@ -205,11 +182,11 @@ func Store(ctx context.Context, tx pgx.Tx, h *Head, lease *cluster.Lease, op str
 		}
 	}
 	for _, f := range res.Files {
-		if _, err := tx.Exec(ctx, metadataFileInsertSQL, tables.Key(f.Location), h.Table.ID, f.Content); err != nil {
+		if err := tables.InsertMetadataFile(ctx, tx, h.Table.ID, tables.Key(f.Location), f.Content); err != nil {
 			return err
 		}
 	}
-	if _, err := tx.Exec(ctx, metadataFileInsertSQL, tables.Key(res.MetadataLocation), h.Table.ID, res.Metadata); err != nil {
+	if err := tables.InsertMetadataFile(ctx, tx, h.Table.ID, tables.Key(res.MetadataLocation), res.Metadata); err != nil {
 		return err
 	}
 	tag, err := tx.Exec(ctx, headSwapSQL, h.Table.ID, res.MetadataLocation, res.SnapshotID, res.SequenceNumber, h.MetadataLocation)
@@ -333,7 +310,7 @@ func Mark(ctx context.Context, tx pgx.Tx, query string, keys []string, args ...a
 // encoded from the records of src's topic (t's own data file, or its
 // dead-letter file when t is a dead-letter table), as a tail file. It
 // returns nil when the range holds no row of t. Errors wrap
-// kafka.ErrUnavailable when Kafka cannot be reached.
+// outage.ErrUnavailable when Kafka cannot be reached.
 func Build(ctx context.Context, kc *kafka.Client, t, src *tables.Table, p int32, start, end int64) (*TailFile, error) {
 	spec, err := src.Spec()
 	if err != nil {
@@ -359,7 +336,5 @@ func Build(ctx context.Context, kc *kafka.Client, t, src *tables.Table, p int32,
 }
 
 // Warehouse is "s3://<warehouse>/", the prefix of t's location before its
-// key.
-func Warehouse(t *tables.Table) string {
-	return t.Location[:len(t.Location)-len(tables.Key(t.Location))]
-}
+// key (t.WarehouseLocation).
+func Warehouse(t *tables.Table) string { return t.WarehouseLocation() }

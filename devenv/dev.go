@@ -4,15 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"strings"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/minkhq/mink/admin"
 	"github.com/minkhq/mink/internal/pglocal"
 
 	"github.com/minkhq/mink/node"
@@ -163,25 +163,16 @@ Ctrl-C stops everything and deletes the temporary data.
 	return nil
 }
 
-// CreateTable posts a table definition to a node's admin API.
+// CreateTable posts a table definition to a node's admin API. An answer
+// other than 2xx is an error quoting its status and body.
 func CreateTable(ctx context.Context, nodeURL string, def map[string]any) error {
-	body, err := json.Marshal(def)
-	if err != nil {
-		return err
+	c := admin.Client{URL: nodeURL}
+	_, err := c.CreateTable(ctx, def)
+	if se := (*admin.StatusError)(nil); errors.As(err, &se) {
+		return fmt.Errorf("devenv: create table: %s: %s", se.Status, bytes.TrimSpace(se.Body))
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, nodeURL+"/admin/v1/tables", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("devenv: create table: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		msg, _ := io.ReadAll(resp.Body)
-		return fmt.Errorf("devenv: create table: %s: %s", resp.Status, bytes.TrimSpace(msg))
 	}
 	return nil
 }

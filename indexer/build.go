@@ -41,7 +41,7 @@ func NewBuilder(pool *pgxpool.Pool, kc *kafka.Client) *Builder {
 
 // Build returns the bytes of the data file at key. Errors wrap
 // objects.ErrNotFound (no such file), objects.ErrChecksumMismatch (the
-// rebuild differs; never served) or objects.ErrUnavailable (Postgres or
+// rebuild differs; never served) or outage.ErrUnavailable (Postgres or
 // Kafka unreachable).
 func (b *Builder) Build(ctx context.Context, key string) ([]byte, error) {
 	ref, ok := tables.ParseDataFileKey(key)
@@ -102,9 +102,7 @@ func (b *Builder) markForRebuild(ctx context.Context, key string) {
 	_, _ = b.pool.Exec(context.WithoutCancel(ctx), dataFileMarkRebuildSQL, key)
 }
 
-func unavailable(err error) error {
-	if pgstore.IsUnavailable(err) || errors.Is(err, kafka.ErrUnavailable) {
-		return fmt.Errorf("%w: %w", objects.ErrUnavailable, err)
-	}
-	return err
-}
+// unavailable marks a Postgres error that means the database could not be
+// reached with outage.ErrUnavailable (Kafka's errors carry it already), for
+// the S3 API to answer 503.
+func unavailable(err error) error { return pgstore.Unavailable(err) }

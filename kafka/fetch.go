@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/minkhq/mink/outage"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -25,7 +26,7 @@ const fetchMaxBytes = 32 << 20
 // ReadRange issues Fetch requests to the partition leader on the shared
 // client (no consumer, no new connection), so a build costs one or a few
 // round trips. Errors that mean Kafka could not be reached wrap
-// ErrUnavailable; an unknown topic wraps ErrUnknownTopic.
+// outage.ErrUnavailable; an unknown topic wraps ErrUnknownTopic.
 func (c *Client) ReadRange(ctx context.Context, topic string, partition int32, start, end int64) ([]*kgo.Record, error) {
 	if end <= start {
 		return nil, nil
@@ -82,8 +83,8 @@ func (c *Client) ReadRange(ctx context.Context, topic string, partition int32, s
 		if fp.LastStableOffset <= next || fp.HighWatermark <= next {
 			return out, nil
 		}
-		return nil, fmt.Errorf("%w: fetch at offset %d of %s/%d made no progress (last stable offset %d)",
-			ErrUnavailable, next, topic, partition, fp.LastStableOffset)
+		return nil, fmt.Errorf("kafka: %w: fetch at offset %d of %s/%d made no progress (last stable offset %d)",
+			outage.ErrUnavailable, next, topic, partition, fp.LastStableOffset)
 	}
 	return out, nil
 }
@@ -100,7 +101,7 @@ type fetchOpts struct {
 // offset to the partition leader through cl and processes the answer with
 // processFetch (franz-go's parsing, exact timestamps). It returns the
 // partition's result (fp.Err holds a partition-level error) and the offset
-// to fetch next. Errors of the request itself wrap ErrUnavailable (or
+// to fetch next. Errors of the request itself wrap outage.ErrUnavailable (or
 // ErrUnknownTopic), except a cancellation of ctx.
 func fetchOnce(ctx context.Context, cl *kgo.Client, topic string, partition int32, offset int64, refresh bool, o fetchOpts) (kgo.FetchPartition, int64, error) {
 	leader, topicID, err := leaderOf(ctx, cl, topic, partition, refresh)
@@ -130,7 +131,7 @@ func fetchOnce(ctx context.Context, cl *kgo.Client, topic string, partition int3
 		return kgo.FetchPartition{}, 0, unavailable(err)
 	}
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-		return kgo.FetchPartition{}, 0, fmt.Errorf("%w: fetch answered %d topics", ErrUnavailable, len(resp.Topics))
+		return kgo.FetchPartition{}, 0, fmt.Errorf("kafka: %w: fetch answered %d topics", outage.ErrUnavailable, len(resp.Topics))
 	}
 	fp, next := processFetch(kgo.ProcessFetchPartitionOpts{
 		Offset: offset, IsolationLevel: kgo.ReadCommitted(), Topic: topic, Partition: partition,
@@ -177,7 +178,7 @@ func leaderOf(ctx context.Context, cl *kgo.Client, topic string, partition int32
 				return 0, [16]byte{}, unavailable(err)
 			}
 			if p.Leader < 0 {
-				return 0, [16]byte{}, fmt.Errorf("%w: %s/%d has no leader", ErrUnavailable, topic, partition)
+				return 0, [16]byte{}, fmt.Errorf("kafka: %w: %s/%d has no leader", outage.ErrUnavailable, topic, partition)
 			}
 			return p.Leader, t.TopicID, nil
 		}

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/minkhq/mink/outage"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -21,10 +22,6 @@ import (
 
 // ErrUnknownTopic is returned when the topic does not exist.
 var ErrUnknownTopic = errors.New("kafka: unknown topic")
-
-// ErrUnavailable wraps errors that mean Kafka could not be reached or did
-// not answer in time.
-var ErrUnavailable = errors.New("kafka: unavailable")
 
 // Client is a shared franz-go client for metadata and offset requests.
 // Reading partitions uses clients of their own (see Reader, ReadRange).
@@ -121,6 +118,9 @@ func (c *Client) ListOffsets(ctx context.Context, topic string) (map[int32]Offse
 	return out, nil
 }
 
+// unavailable wraps outage.ErrUnavailable into err (ErrUnknownTopic for an
+// unknown topic); a cancellation of the caller's context is returned as it
+// is.
 func unavailable(err error) error {
 	if errors.Is(err, kerr.UnknownTopicOrPartition) {
 		return fmt.Errorf("%w: %w", ErrUnknownTopic, err)
@@ -128,7 +128,7 @@ func unavailable(err error) error {
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
-	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	return fmt.Errorf("kafka: %w: %w", outage.ErrUnavailable, err)
 }
 
 // readerFetchBytes bounds one fetch of a Reader (compressed bytes): small,
@@ -198,7 +198,7 @@ func (c *Client) NewReader(topic string, partition int32, offset int64) (*Reader
 
 // Poll returns the next records (data and control) in offset order, waiting
 // until some arrive or ctx is done; on ctx expiry it returns (nil, nil).
-// Errors that mean Kafka is unreachable are wrapped in ErrUnavailable; the
+// Errors that mean Kafka is unreachable wrap outage.ErrUnavailable; the
 // reader tries again from the same offset. When the offset it reads at is
 // below the log start offset (records deleted), it goes on from the log
 // start offset.
@@ -266,8 +266,8 @@ func (r *Reader) fetch(ctx context.Context) ([]*kgo.Record, error) {
 				r.next = o.LogStart
 				continue
 			}
-			return nil, fmt.Errorf("%w: offset %d of %s/%d is past the high watermark %d",
-				ErrUnavailable, r.next, r.topic, r.partition, o.HighWatermark)
+			return nil, fmt.Errorf("kafka: %w: offset %d of %s/%d is past the high watermark %d",
+				outage.ErrUnavailable, r.next, r.topic, r.partition, o.HighWatermark)
 		case retryable(fp.Err):
 			r.refresh = true
 			if !sleep(ctx, 50*time.Millisecond) {

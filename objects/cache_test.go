@@ -15,6 +15,7 @@ import (
 
 	"github.com/minkhq/mink/internal/pgtest"
 	"github.com/minkhq/mink/objects"
+	"github.com/minkhq/mink/outage"
 )
 
 // TestBuildOnce: 20 concurrent reads of a cold key build it once and all
@@ -153,7 +154,7 @@ func TestChecksumMismatch(t *testing.T) {
 	require.EqualValues(t, 2, st.BuildErrors)
 
 	// Other builder errors.
-	b.fail(dk, objects.ErrUnavailable)
+	b.fail(dk, outage.ErrUnavailable)
 	resp, body := do(t, http.MethodGet, n.ts.URL+"/mink/"+dk, nil)
 	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 	require.Equal(t, "SlowDown", parseS3Error(t, body).Code)

@@ -9,12 +9,13 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-
-	"github.com/minkhq/mink/pgstore"
 )
 
 // Errors a Builder returns (wrapped or as they are) for the API to answer
-// with the matching S3 error. Any other error answers 500 InternalError.
+// with the matching S3 error; an error wrapping outage.ErrUnavailable
+// (PostgreSQL or Kafka could not be reached) answers 503 SlowDown with
+// Retry-After (docs/design.md §3.4). Any other error answers 500
+// InternalError.
 var (
 	// ErrNotFound: no data file has this key (no data_files row). Answers
 	// 404 NoSuchKey.
@@ -23,9 +24,6 @@ var (
 	// or SHA-256 (for example after log compaction, docs/design.md §4.5). The bytes
 	// are never served nor cached. Answers 500 InternalError.
 	ErrChecksumMismatch = errors.New("rebuilt data file differs from its recorded checksum")
-	// ErrUnavailable: PostgreSQL or Kafka could not be reached. Answers 503
-	// SlowDown with Retry-After (docs/design.md §3.4).
-	ErrUnavailable = errors.New("postgres or kafka unavailable")
 )
 
 // Builder builds data files on a cache miss. It is implemented outside this
@@ -34,7 +32,7 @@ type Builder interface {
 	// Build returns the bytes of the data file at key (the object key below
 	// the warehouse, e.g. "demo/quakes/data/0/0-100-1.parquet"), after
 	// checking them against the recorded size and SHA-256. Errors wrap
-	// ErrNotFound, ErrChecksumMismatch or ErrUnavailable when they are
+	// ErrNotFound, ErrChecksumMismatch or outage.ErrUnavailable when they are
 	// those. Build may be called on any server node and must be safe for
 	// concurrent use; the API calls it at most once at a time per key.
 	Build(ctx context.Context, key string) ([]byte, error)
@@ -102,8 +100,3 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, status int, 
 		_, _ = w.Write(body)
 	}
 }
-
-// dbUnavailable reports whether a PostgreSQL error means the database
-// cannot be reached now (pgstore.IsUnavailable: unreachable, reset, closed
-// pool, timeout).
-func dbUnavailable(err error) bool { return pgstore.IsUnavailable(err) }

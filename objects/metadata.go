@@ -12,10 +12,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/tables"
 )
-
-//go:embed metadata_file.sql
-var metadataFileSQL string
 
 // metadataFile is one immutable metadata file.
 type metadataFile struct {
@@ -32,17 +31,15 @@ var errNoMetadataFile = errors.New("no such metadata file")
 func (s *Server) readMetadataFile(ctx context.Context, key string) (*metadataFile, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.QueryTimeout)
 	defer cancel()
-	m := &metadataFile{key: key}
-	err := s.pool.QueryRow(ctx, metadataFileSQL, key).Scan(&m.content, &m.modTime)
+	f, err := tables.ReadMetadataFile(ctx, s.pool, key)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, errNoMetadataFile
 	}
 	if err != nil {
-		return nil, fmt.Errorf("objects: read metadata file %s: %w", key, err)
+		return nil, fmt.Errorf("objects: read metadata file %s: %w", key, pgstore.Unavailable(err))
 	}
-	sum := sha256.Sum256(m.content)
-	m.etag = `"` + hex.EncodeToString(sum[:]) + `"`
-	return m, nil
+	sum := sha256.Sum256(f.Content)
+	return &metadataFile{key: key, content: f.Content, etag: `"` + hex.EncodeToString(sum[:]) + `"`, modTime: f.CreatedAt}, nil
 }
 
 // memoryCache keeps metadata files in memory, bounded by bytes, least

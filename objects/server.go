@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/minkhq/mink/cluster"
+	"github.com/minkhq/mink/outage"
 )
 
 // ForwardedHeader marks a data file read forwarded to its owner; its value
@@ -248,7 +249,7 @@ func (s *Server) serveMetadata(w http.ResponseWriter, r *http.Request, key strin
 		case errors.Is(err, errNoMetadataFile):
 			s.noSuchKey(w, r, key)
 			return
-		case err != nil && dbUnavailable(err):
+		case errors.Is(err, outage.ErrUnavailable):
 			s.log.Warn("metadata file unavailable", "key", key, "err", err)
 			s.writeError(w, r, http.StatusServiceUnavailable, s3Error{Code: codeSlowDown,
 				Message: "PostgreSQL is unavailable and this metadata file is not cached here; retry.", Key: key})
@@ -365,7 +366,7 @@ func buildResult(err error) string {
 		return resultNotFound
 	case errors.Is(err, ErrChecksumMismatch):
 		return resultChecksumMismatch
-	case errors.Is(err, ErrUnavailable):
+	case errors.Is(err, outage.ErrUnavailable):
 		return resultUnavailable
 	}
 	return resultError
@@ -380,7 +381,7 @@ func (s *Server) buildError(w http.ResponseWriter, r *http.Request, key string, 
 		s.log.Error("rebuilt data file differs from its recorded checksum; not served", "key", key, "err", err)
 		s.writeError(w, r, http.StatusInternalServerError, s3Error{Code: codeInternalError,
 			Message: "The rebuilt data file differs from its recorded checksum (its records changed in Kafka); it is not served.", Key: key})
-	case errors.Is(err, ErrUnavailable), s.ctx.Err() != nil:
+	case errors.Is(err, outage.ErrUnavailable), s.ctx.Err() != nil:
 		s.log.Warn("cannot build data file", "key", key, "err", err)
 		s.writeError(w, r, http.StatusServiceUnavailable, s3Error{Code: codeSlowDown,
 			Message: "PostgreSQL or Kafka is unavailable and this data file is not cached here; retry.", Key: key})

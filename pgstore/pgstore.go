@@ -3,7 +3,7 @@
 // fencing function every lease holder's write passes through (docs/design.md §3.2).
 //
 // Each domain package keeps its own queries; pgstore only opens, migrates and
-// classifies errors.
+// classifies errors (Fenced, Unavailable).
 package pgstore
 
 import (
@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/jackc/puddle/v2"
+	"github.com/minkhq/mink/outage"
 	"github.com/pressly/goose/v3"
 )
 
@@ -128,11 +129,22 @@ func Fenced(err error) error {
 	return err
 }
 
-// IsUnavailable reports whether err means PostgreSQL could not be reached
-// or did not answer (connection refused, reset, timeout, server shutting
-// down, pool closed), as opposed to a query the server rejected. Callers
-// answer such errors with 503 and retry.
-func IsUnavailable(err error) bool {
+// Unavailable marks err with outage.ErrUnavailable when it means
+// PostgreSQL could not be reached or did not answer (connection refused,
+// reset, timeout, server shutting down, pool closed), as opposed to a query
+// the server rejected, and else returns it as it is; the message stays
+// err's. Callers branch with errors.Is(err, outage.ErrUnavailable) and
+// answer such errors with 503, or retry.
+func Unavailable(err error) error {
+	if unreachable(err) {
+		return outage.Mark(err)
+	}
+	return err
+}
+
+// unreachable reports whether err means PostgreSQL could not be reached or
+// did not answer (see Unavailable).
+func unreachable(err error) bool {
 	if err == nil {
 		return false
 	}

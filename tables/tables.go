@@ -2,24 +2,23 @@
 // table with its dead-letter table, partition start offsets and leases, and
 // reading definitions back. It also names the objects of a table: its
 // location and the keys of its data files (docs/design.md §4.5).
+//
+// tables.go holds the definitions, their validation and the names;
+// store.go reads and writes them in Postgres (sql/, one statement a file);
+// metadata_file.go stores and reads metadata files by key, for every
+// package that does.
 package tables
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/minkhq/mink/codec"
 	"github.com/minkhq/mink/datafile"
@@ -78,6 +77,16 @@ type Table struct {
 
 // FullName is "<namespace>.<name>".
 func (t *Table) FullName() string { return t.Namespace + "." + t.Name }
+
+// WarehouseLocation is the location prefix of every table of warehouse,
+// "s3://<warehouse>/": a table's location is the prefix followed by its key
+// (Key).
+func WarehouseLocation(warehouse string) string { return "s3://" + warehouse + "/" }
+
+// WarehouseLocation is the prefix of t's location before its key,
+// "s3://<warehouse>/": the location of one of t's files is the prefix
+// followed by the file's key (DataFileKey, Key).
+func (t *Table) WarehouseLocation() string { return t.Location[:len(t.Location)-len(Key(t.Location))] }
 
 // Key returns the object key (below the warehouse) of a location.
 func Key(location string) string {
@@ -251,73 +260,6 @@ func (t *Table) Spec() (*datafile.Spec, error) {
 	return &datafile.Spec{Schema: t.Schema, KeyFormat: t.KeyFormat, ValueFormat: t.ValueFormat, JSON: opts}, nil
 }
 
-// PartitionStart is where indexing of a partition begins.
-type PartitionStart struct {
-	Partition int32
-	Offset    int64
-}
-
-// Create stores a table, its dead-letter table, one start offset and one
-// partition lease per partition, the writer lease, and the initial (empty)
-// metadata of both tables, in one transaction. def must have passed
-// Schemas. It returns ErrExists when the name is taken.
-func Create(ctx context.Context, pool *pgxpool.Pool, warehouse string, def Definition, starts []PartitionStart) (*Table, error) {
-	schema, dlqSchema, err := Schemas(&def)
-	if err != nil {
-		return nil, err
-	}
-	tx, err := pool.Begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback(ctx)
-	t, err := insertTable(ctx, tx, warehouse, def, def.Name, schema, nil)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := insertTable(ctx, tx, warehouse, def, def.Name+DLQSuffix, dlqSchema, &t.ID); err != nil {
-		return nil, err
-	}
-	for _, s := range starts {
-		if _, err := tx.Exec(ctx, `INSERT INTO partitions (table_id, partition, start_offset) VALUES ($1, $2, $3)`,
-			t.ID, s.Partition, s.Offset); err != nil {
-			return nil, err
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO leases (scope, table_id, kind, partition) VALUES ($1, $2, 'partition', $3)`,
-			PartitionScope(t.ID, s.Partition), t.ID, s.Partition); err != nil {
-			return nil, err
-		}
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO leases (scope, table_id, kind) VALUES ($1, $2, 'writer')`,
-		WriterScope(t.ID), t.ID); err != nil {
-		return nil, err
-	}
-	return t, tx.Commit(ctx)
-}
-
-// AddPartitions records start offsets and partition leases for partitions
-// the topic gained (docs/design.md §4.1: the writer, or a table load that
-// sees them first, adds them). Existing ones are
-// left as they are.
-func AddPartitions(ctx context.Context, pool *pgxpool.Pool, tableID int64, starts []PartitionStart) error {
-	tx, err := pool.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback(ctx)
-	for _, s := range starts {
-		if _, err := tx.Exec(ctx, `INSERT INTO partitions (table_id, partition, start_offset) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-			tableID, s.Partition, s.Offset); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO leases (scope, table_id, kind, partition) VALUES ($1, $2, 'partition', $3) ON CONFLICT DO NOTHING`,
-			PartitionScope(tableID, s.Partition), tableID, s.Partition); err != nil {
-			return err
-		}
-	}
-	return tx.Commit(ctx)
-}
-
 // PartitionScope is the lease scope of a table's partition.
 func PartitionScope(tableID int64, partition int32) string {
 	return fmt.Sprintf("%d/partition/%d", tableID, partition)
@@ -325,176 +267,3 @@ func PartitionScope(tableID int64, partition int32) string {
 
 // WriterScope is the lease scope of a table's writer.
 func WriterScope(tableID int64) string { return fmt.Sprintf("%d/writer", tableID) }
-
-func insertTable(ctx context.Context, tx pgx.Tx, warehouse string, def Definition, name string, schema *iceberg.Schema, dlqOf *int64) (*Table, error) {
-	id := uuid.New()
-	location := "s3://" + warehouse + "/" + strings.ReplaceAll(def.Namespace, ".", "/") + "/" + name
-	props := map[string]string{"mink.topic": def.Topic, "mink.value-format": def.ValueFormat, "mink.key-format": def.KeyFormat}
-	for k, v := range def.Properties {
-		props[k] = v
-	}
-	if dlqOf != nil {
-		props["mink.dead-letters-of"] = def.Namespace + "." + def.Name
-	}
-	metaLoc, metaJSON, err := icebergmeta.NewTable(schema, location, id, props)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
-	}
-	schemaJSON, err := json.Marshal(schema)
-	if err != nil {
-		return nil, err
-	}
-	propsJSON, _ := json.Marshal(def.Properties)
-	if def.Properties == nil {
-		propsJSON = []byte("{}")
-	}
-	t := &Table{Namespace: def.Namespace, Name: name, Topic: def.Topic,
-		ValueFormat: codec.Format(def.ValueFormat), KeyFormat: codec.Format(def.KeyFormat), Schema: schema,
-		Start: def.Start, Properties: def.Properties, UUID: id, Location: location, DLQOf: dlqOf, MetadataLocation: metaLoc}
-	if dlqOf != nil {
-		t.ValueFormat = codec.Raw
-	}
-	err = tx.QueryRow(ctx, `
-		INSERT INTO tables (namespace, name, topic, value_format, key_format, schema_json, start, properties,
-		                    table_uuid, location, dlq_of, metadata_location)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
-		t.Namespace, t.Name, t.Topic, string(t.ValueFormat), string(t.KeyFormat), schemaJSON, t.Start, propsJSON,
-		id, location, dlqOf, metaLoc).Scan(&t.ID)
-	if err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == "23505" {
-			return nil, fmt.Errorf("%w: %s.%s", ErrExists, def.Namespace, name)
-		}
-		return nil, err
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO metadata_files (path, table_id, content) VALUES ($1, $2, $3)`,
-		Key(metaLoc), t.ID, metaJSON); err != nil {
-		return nil, err
-	}
-	return t, nil
-}
-
-const selectTable = `
-	SELECT id, namespace, name, topic, value_format, key_format, schema_json, start, properties,
-	       table_uuid, location, dlq_of, metadata_location, current_snapshot_id, last_sequence_number
-	FROM tables`
-
-// Querier is a pool, connection or transaction.
-type Querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
-
-// Beginner is a pool or connection: what opens a transaction.
-type Beginner interface {
-	BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error)
-}
-
-func scan(row pgx.Row) (*Table, error) {
-	var t Table
-	var schemaJSON, propsJSON []byte
-	var vf, kf string
-	err := row.Scan(&t.ID, &t.Namespace, &t.Name, &t.Topic, &vf, &kf, &schemaJSON, &t.Start, &propsJSON,
-		&t.UUID, &t.Location, &t.DLQOf, &t.MetadataLocation, &t.CurrentSnapshotID, &t.LastSequenceNumber)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	t.ValueFormat, t.KeyFormat = codec.Format(vf), codec.Format(kf)
-	if t.Schema, err = parseSchema(schemaJSON); err != nil {
-		return nil, fmt.Errorf("table %d: stored schema: %w", t.ID, err)
-	}
-	if err := json.Unmarshal(propsJSON, &t.Properties); err != nil {
-		return nil, fmt.Errorf("table %d: stored properties: %w", t.ID, err)
-	}
-	return &t, nil
-}
-
-// schemas caches parsed schemas by their stored JSON: every table load
-// reads its table row, and parsing the schema cost more than the query.
-// Schemas are immutable once stored and few (tables × schema versions).
-var (
-	schemas     sync.Map // string → *iceberg.Schema
-	schemaCount atomic.Int64
-)
-
-const maxCachedSchemas = 4096
-
-// parseSchema returns the schema stored as b, shared and read-only.
-func parseSchema(b []byte) (*iceberg.Schema, error) {
-	if sc, ok := schemas.Load(string(b)); ok {
-		return sc.(*iceberg.Schema), nil
-	}
-	sc := new(iceberg.Schema)
-	if err := json.Unmarshal(b, sc); err != nil {
-		return nil, err
-	}
-	if schemaCount.Load() < maxCachedSchemas {
-		if _, loaded := schemas.LoadOrStore(string(b), sc); !loaded {
-			schemaCount.Add(1)
-		}
-	}
-	return sc, nil
-}
-
-// Get returns the table with id, or ErrNotFound.
-func Get(ctx context.Context, q Querier, id int64) (*Table, error) {
-	return scan(q.QueryRow(ctx, selectTable+` WHERE id = $1`, id))
-}
-
-// GetByName returns the table ns.name, or ErrNotFound.
-func GetByName(ctx context.Context, q Querier, ns, name string) (*Table, error) {
-	return scan(q.QueryRow(ctx, selectTable+` WHERE namespace = $1 AND name = $2`, ns, name))
-}
-
-// GetByKey returns the table whose location key is tableKey.
-func GetByKey(ctx context.Context, q Querier, warehouse, tableKey string) (*Table, error) {
-	return scan(q.QueryRow(ctx, selectTable+` WHERE location = $1`, "s3://"+warehouse+"/"+tableKey))
-}
-
-// DLQ returns the dead-letter table of table id.
-func DLQ(ctx context.Context, q Querier, id int64) (*Table, error) {
-	return scan(q.QueryRow(ctx, selectTable+` WHERE dlq_of = $1`, id))
-}
-
-// Source returns the table whose topic and partitions t has: t itself, or
-// the parent of a dead-letter table.
-func Source(ctx context.Context, q Querier, t *Table) (*Table, error) {
-	if t.DLQOf == nil {
-		return t, nil
-	}
-	return Get(ctx, q, *t.DLQOf)
-}
-
-// List returns every table, dead-letter tables included, by name.
-func List(ctx context.Context, q Querier) ([]*Table, error) {
-	rows, err := q.Query(ctx, selectTable+` ORDER BY namespace, name`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*Table
-	for rows.Next() {
-		t, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
-}
-
-// Delete removes a table, its dead-letter table and everything they own
-// (leases, ranges, snapshots, metadata files). The topic is untouched.
-func Delete(ctx context.Context, pool *pgxpool.Pool, ns, name string) error {
-	tag, err := pool.Exec(ctx, `DELETE FROM tables WHERE namespace = $1 AND name = $2 AND dlq_of IS NULL`, ns, name)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return ErrNotFound
-	}
-	return nil
-}

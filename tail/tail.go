@@ -39,6 +39,7 @@ import (
 	"github.com/minkhq/mink/commit"
 	"github.com/minkhq/mink/icebergmeta"
 	"github.com/minkhq/mink/kafka"
+	"github.com/minkhq/mink/outage"
 	"github.com/minkhq/mink/pgstore"
 	"github.com/minkhq/mink/tables"
 )
@@ -102,7 +103,7 @@ func tailOf(ends map[int32]int64, offs map[int32]kafka.Offsets) []tailRange {
 
 // LoadTable returns the table's head when it holds every record Kafka can
 // serve, else the snapshot that extends it to the last stable offsets,
-// committed now. Errors wrap catalog.ErrUnavailable when Kafka or Postgres
+// committed now. Errors wrap outage.ErrUnavailable when Kafka or Postgres
 // cannot be reached.
 func (l *Loader) LoadTable(ctx context.Context, committed catalog.Table) (catalog.Table, error) {
 	t, err := tables.Get(ctx, l.pool, committed.ID)
@@ -117,7 +118,7 @@ func (l *Loader) LoadTable(ctx context.Context, committed catalog.Table) (catalo
 	// below these offsets, whatever is committed meanwhile.
 	offs, err := l.kafka.ListOffsets(ctx, src.Topic)
 	if err != nil {
-		return committed, fmt.Errorf("%w: %w", catalog.ErrUnavailable, err)
+		return committed, outage.Mark(err)
 	}
 	h, err := commit.Read(ctx, l.pool, t, src)
 	if err != nil {
@@ -352,9 +353,7 @@ func (l *Loader) build(ctx context.Context, t, src *tables.Table, tail []tailRan
 	return nil
 }
 
-func unavailable(err error) error {
-	if pgstore.IsUnavailable(err) || errors.Is(err, kafka.ErrUnavailable) {
-		return fmt.Errorf("%w: %w", catalog.ErrUnavailable, err)
-	}
-	return err
-}
+// unavailable marks a Postgres error that means the database could not be
+// reached with outage.ErrUnavailable (Kafka's errors carry it already), for
+// the catalog API to answer 503.
+func unavailable(err error) error { return pgstore.Unavailable(err) }

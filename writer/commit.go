@@ -287,7 +287,7 @@ func (w *Writer) read(ctx context.Context, t, src *tables.Table) (*roundState, e
 		if err != nil {
 			return err
 		}
-		if s.targets, err = commit.CollectOffsets(rows); err != nil {
+		if s.targets, err = commit.OffsetsByPartition(rows); err != nil {
 			return err
 		}
 		s.tails, err = commit.LiveTailFiles(ctx, tx, t)

@@ -1,0 +1,123 @@
+package admin
+
+import (
+	"time"
+
+	"github.com/minkhq/mink/tables"
+)
+
+// The bodies of the admin API's answers (docs/design.md §5, "Admin API"),
+// shared by the handlers and by Client. Errors answer {"error": message}.
+
+// TableList is the answer of GET /admin/v1/tables: every table, dead-letter
+// tables included, by name.
+type TableList struct {
+	Tables []*tables.Table `json:"tables"`
+}
+
+// NodeList is the answer of GET /admin/v1/nodes: the live nodes, by id.
+type NodeList struct {
+	Nodes []NodeStatus `json:"nodes"`
+}
+
+// LeaseList is the answer of GET /admin/v1/leases: every lease, by table
+// name, the writer lease first.
+type LeaseList struct {
+	Leases []LeaseStatus `json:"leases"`
+}
+
+// PartitionStatus is one partition's progress.
+type PartitionStatus struct {
+	Partition int32 `json:"partition"`
+	// IndexedOffset is the end of the last indexed range.
+	IndexedOffset int64 `json:"indexed_offset"`
+	// CommittedOffset is the offset below which every record is in the
+	// current snapshot of the table or of its dead-letter table (the
+	// lesser of their content ends, docs/design.md §4.4, read by
+	// commit.CommittedOffsets), whether the writer committed it or a
+	// zero-lag table load did.
+	CommittedOffset int64 `json:"committed_offset"`
+	LogStartOffset  int64 `json:"log_start_offset"`
+	LastStable      int64 `json:"last_stable_offset"`
+	HighWatermark   int64 `json:"high_watermark"`
+	// Lag is last stable offset − indexed offset: records Kafka can serve
+	// that are not indexed yet.
+	Lag int64 `json:"lag"`
+	// RecordsPerSecond is the indexing rate over the last minute.
+	RecordsPerSecond float64 `json:"records_per_second"`
+	Holder           *string `json:"holder"`
+	Epoch            int64   `json:"epoch"`
+}
+
+// TablePartitions is the answer of GET
+// /admin/v1/tables/{ns}.{name}/partitions: the progress of each partition
+// of the table, by partition.
+type TablePartitions struct {
+	Table      string            `json:"table"`
+	Partitions []PartitionStatus `json:"partitions"`
+	// KafkaError is set when Kafka could not be asked for its offsets
+	// (they are then 0).
+	KafkaError string `json:"kafka_error,omitempty"`
+}
+
+// TableStatus is the answer of GET /admin/v1/tables/{ns}.{name}/status:
+// the table's progress and what its records did not fit.
+type TableStatus struct {
+	Table      string            `json:"table"`
+	Partitions []PartitionStatus `json:"partitions"`
+	// KafkaError is set when Kafka could not be asked for its offsets.
+	KafkaError string `json:"kafka_error,omitempty"`
+	// Writer is the holder of the table's writer lease (null when none).
+	Writer *WriterStatus `json:"writer"`
+	// UnknownFields counts the JSON fields, at any depth, of the records
+	// indexed so far that match no column (left out of rows, or the reason
+	// of a dead letter), counted once when their range was indexed, on
+	// any node.
+	UnknownFields UnknownFieldsStatus `json:"unknown_fields"`
+	// DeadLetters is the number of rows of <name>~dlq in its live data
+	// files, committed or about to be (rows dropped below Kafka's log start
+	// no longer count).
+	DeadLetters int64 `json:"dead_letters"`
+}
+
+// WriterStatus is the holder of a writer lease.
+type WriterStatus struct {
+	Holder    string    `json:"holder"`
+	Epoch     int64     `json:"epoch"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// UnknownFieldsStatus is a count of unknown JSON fields and the first
+// distinct field paths seen (at most 10; by partition, then first seen),
+// e.g. "vbeln", "address.zip", "items.element.sku".
+type UnknownFieldsStatus struct {
+	Count    int64    `json:"count"`
+	Examples []string `json:"examples"`
+}
+
+// NodeStatus is a live node and the leases it holds.
+type NodeStatus struct {
+	ID           string    `json:"id"`
+	AdvertiseURL string    `json:"address"`
+	Roles        []string  `json:"roles"`
+	ExpiresAt    time.Time `json:"expires_at"`
+	// Leases are the scopes of the unexpired leases it holds, by scope.
+	Leases []string `json:"leases"`
+}
+
+// LeaseStatus is one lease. Holder is null when the lease is free or
+// expired.
+type LeaseStatus struct {
+	Scope     string     `json:"scope"`
+	Table     string     `json:"table"`
+	Kind      string     `json:"kind"`
+	Partition *int32     `json:"partition,omitempty"`
+	Holder    *string    `json:"holder"`
+	Epoch     int64      `json:"epoch"`
+	ExpiresAt *time.Time `json:"expires_at"`
+}
+
+// errorBody is the body of every error answer.
+type errorBody struct {
+	Error string `json:"error"`
+}

@@ -1,0 +1,142 @@
+package admin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/minkhq/mink/tables"
+)
+
+// Client calls the admin API of a node; `mink` (the command line) and
+// `mink dev` use it. Each call gives up after 30 seconds.
+type Client struct {
+	// URL is the node's base URL, e.g. "http://127.0.0.1:8181".
+	URL string
+}
+
+// StatusError is an answer of the admin API other than 2xx.
+type StatusError struct {
+	// Status is the HTTP status line's text, e.g. "404 Not Found".
+	Status string
+	Code   int
+	// Message is the answer's error message, or its body when it has none.
+	Message string
+	// Body is the answer's body as it came.
+	Body []byte
+}
+
+func (e *StatusError) Error() string { return e.Status + ": " + e.Message }
+
+// callTimeout bounds one call, its answer read included.
+const callTimeout = 30 * time.Second
+
+// Do sends body (JSON-encoded, unless nil) with method to path below the
+// node's URL and decodes a JSON answer into out (unless nil). Errors: a
+// *StatusError for an answer other than 2xx; the http.Client's error when
+// the node could not be reached.
+func (c *Client) Do(ctx context.Context, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, c.URL+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 {
+		e := errorBody{}
+		if json.Unmarshal(b, &e) != nil || e.Error == "" {
+			e.Error = strings.TrimSpace(string(b))
+		}
+		return &StatusError{Status: resp.Status, Code: resp.StatusCode, Message: e.Error, Body: b}
+	}
+	if out != nil && len(b) > 0 {
+		if err := json.Unmarshal(b, out); err != nil {
+			return fmt.Errorf("admin: answer of %s %s: %w", method, path, err)
+		}
+	}
+	return nil
+}
+
+// CreateTable creates a table from def (tables.Definition, or any value
+// that encodes as one) and returns it.
+func (c *Client) CreateTable(ctx context.Context, def any) (*tables.Table, error) {
+	var t tables.Table
+	if err := c.Do(ctx, http.MethodPost, "/admin/v1/tables", def, &t); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// Tables returns every table, dead-letter tables included, by name.
+func (c *Client) Tables(ctx context.Context) ([]*tables.Table, error) {
+	var l TableList
+	err := c.Do(ctx, http.MethodGet, "/admin/v1/tables", nil, &l)
+	return l.Tables, err
+}
+
+// TableJSON returns the table named "<namespace>.<name>" as the API
+// answers it.
+func (c *Client) TableJSON(ctx context.Context, name string) (json.RawMessage, error) {
+	var t json.RawMessage
+	err := c.Do(ctx, http.MethodGet, "/admin/v1/tables/"+name, nil, &t)
+	return t, err
+}
+
+// DeleteTable deletes the table named "<namespace>.<name>" and its
+// dead-letter table.
+func (c *Client) DeleteTable(ctx context.Context, name string) error {
+	return c.Do(ctx, http.MethodDelete, "/admin/v1/tables/"+name, nil, nil)
+}
+
+// Partitions returns the progress of the partitions of the table named
+// "<namespace>.<name>".
+func (c *Client) Partitions(ctx context.Context, name string) (*TablePartitions, error) {
+	var p TablePartitions
+	if err := c.Do(ctx, http.MethodGet, "/admin/v1/tables/"+name+"/partitions", nil, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// TableStatus returns the status of the table named "<namespace>.<name>".
+func (c *Client) TableStatus(ctx context.Context, name string) (*TableStatus, error) {
+	var st TableStatus
+	if err := c.Do(ctx, http.MethodGet, "/admin/v1/tables/"+name+"/status", nil, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// Nodes returns the live nodes, by id.
+func (c *Client) Nodes(ctx context.Context) ([]NodeStatus, error) {
+	var l NodeList
+	err := c.Do(ctx, http.MethodGet, "/admin/v1/nodes", nil, &l)
+	return l.Nodes, err
+}
+
+// Leases returns every lease, by table name, the writer lease first.
+func (c *Client) Leases(ctx context.Context) ([]LeaseStatus, error) {
+	var l LeaseList
+	err := c.Do(ctx, http.MethodGet, "/admin/v1/leases", nil, &l)
+	return l.Leases, err
+}

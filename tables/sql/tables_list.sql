@@ -1,0 +1,6 @@
+-- Every table, dead-letter tables included, by name, in the columns
+-- scanTable reads.
+SELECT id, namespace, name, topic, value_format, key_format, schema_json, start, properties,
+       table_uuid, location, dlq_of, metadata_location, current_snapshot_id, last_sequence_number
+FROM tables
+ORDER BY namespace, name;

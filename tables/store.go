@@ -1,0 +1,278 @@
+package tables
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/iceberg-go"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/minkhq/mink/codec"
+	"github.com/minkhq/mink/icebergmeta"
+)
+
+// The statements on the tables table and on the rows a table's creation
+// stores with it (partitions, leases), one file each under sql/; the
+// metadata files' are in metadata_file.go.
+var (
+	//go:embed sql/table_insert.sql
+	tableInsertSQL string
+	//go:embed sql/table_by_id.sql
+	tableByIDSQL string
+	//go:embed sql/table_by_name.sql
+	tableByNameSQL string
+	//go:embed sql/table_by_location.sql
+	tableByLocationSQL string
+	//go:embed sql/table_dlq.sql
+	tableDLQSQL string
+	//go:embed sql/tables_list.sql
+	tablesListSQL string
+	//go:embed sql/table_delete.sql
+	tableDeleteSQL string
+	//go:embed sql/partition_insert.sql
+	partitionInsertSQL string
+	//go:embed sql/lease_partition_insert.sql
+	leasePartitionInsertSQL string
+	//go:embed sql/lease_writer_insert.sql
+	leaseWriterInsertSQL string
+)
+
+// PartitionStart is where indexing of a partition begins.
+type PartitionStart struct {
+	Partition int32
+	Offset    int64
+}
+
+// Create stores a table, its dead-letter table, one start offset and one
+// partition lease per partition, the writer lease, and the initial (empty)
+// metadata of both tables, in one transaction. def must have passed
+// Schemas. It returns ErrExists when the name is taken.
+func Create(ctx context.Context, pool *pgxpool.Pool, warehouse string, def Definition, starts []PartitionStart) (*Table, error) {
+	schema, dlqSchema, err := Schemas(&def)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback(ctx)
+	t, err := insertTable(ctx, tx, warehouse, def, def.Name, schema, nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := insertTable(ctx, tx, warehouse, def, def.Name+DLQSuffix, dlqSchema, &t.ID); err != nil {
+		return nil, err
+	}
+	if err := insertPartitions(ctx, tx, t.ID, starts); err != nil {
+		return nil, err
+	}
+	if _, err := tx.Exec(ctx, leaseWriterInsertSQL, WriterScope(t.ID), t.ID); err != nil {
+		return nil, err
+	}
+	return t, tx.Commit(ctx)
+}
+
+// AddPartitions records start offsets and partition leases for partitions
+// the topic gained (docs/design.md §4.1: the writer, or a table load that
+// sees them first, adds them). Existing ones are
+// left as they are.
+func AddPartitions(ctx context.Context, pool *pgxpool.Pool, tableID int64, starts []PartitionStart) error {
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	if err := insertPartitions(ctx, tx, tableID, starts); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// insertPartitions records the start offset and the partition lease of
+// each of starts in tx; partitions already recorded are left as they are.
+func insertPartitions(ctx context.Context, tx pgx.Tx, tableID int64, starts []PartitionStart) error {
+	for _, s := range starts {
+		if _, err := tx.Exec(ctx, partitionInsertSQL, tableID, s.Partition, s.Offset); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, leasePartitionInsertSQL, PartitionScope(tableID, s.Partition), tableID, s.Partition); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func insertTable(ctx context.Context, tx pgx.Tx, warehouse string, def Definition, name string, schema *iceberg.Schema, dlqOf *int64) (*Table, error) {
+	id := uuid.New()
+	location := WarehouseLocation(warehouse) + strings.ReplaceAll(def.Namespace, ".", "/") + "/" + name
+	props := map[string]string{"mink.topic": def.Topic, "mink.value-format": def.ValueFormat, "mink.key-format": def.KeyFormat}
+	for k, v := range def.Properties {
+		props[k] = v
+	}
+	if dlqOf != nil {
+		props["mink.dead-letters-of"] = def.Namespace + "." + def.Name
+	}
+	metaLoc, metaJSON, err := icebergmeta.NewTable(schema, location, id, props)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	schemaJSON, err := json.Marshal(schema)
+	if err != nil {
+		return nil, err
+	}
+	propsJSON, _ := json.Marshal(def.Properties)
+	if def.Properties == nil {
+		propsJSON = []byte("{}")
+	}
+	t := &Table{Namespace: def.Namespace, Name: name, Topic: def.Topic,
+		ValueFormat: codec.Format(def.ValueFormat), KeyFormat: codec.Format(def.KeyFormat), Schema: schema,
+		Start: def.Start, Properties: def.Properties, UUID: id, Location: location, DLQOf: dlqOf, MetadataLocation: metaLoc}
+	if dlqOf != nil {
+		t.ValueFormat = codec.Raw
+	}
+	err = tx.QueryRow(ctx, tableInsertSQL,
+		t.Namespace, t.Name, t.Topic, string(t.ValueFormat), string(t.KeyFormat), schemaJSON, t.Start, propsJSON,
+		id, location, dlqOf, metaLoc).Scan(&t.ID)
+	if err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+			return nil, fmt.Errorf("%w: %s.%s", ErrExists, def.Namespace, name)
+		}
+		return nil, err
+	}
+	if err := InsertMetadataFile(ctx, tx, t.ID, Key(metaLoc), metaJSON); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Querier is a pool, connection or transaction.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Beginner is a pool or connection: what opens a transaction.
+type Beginner interface {
+	BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error)
+}
+
+// scanTable reads a table row in the columns of the table_*.sql statements.
+func scanTable(row pgx.Row) (*Table, error) {
+	var t Table
+	var schemaJSON, propsJSON []byte
+	var vf, kf string
+	err := row.Scan(&t.ID, &t.Namespace, &t.Name, &t.Topic, &vf, &kf, &schemaJSON, &t.Start, &propsJSON,
+		&t.UUID, &t.Location, &t.DLQOf, &t.MetadataLocation, &t.CurrentSnapshotID, &t.LastSequenceNumber)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	t.ValueFormat, t.KeyFormat = codec.Format(vf), codec.Format(kf)
+	if t.Schema, err = parseSchema(schemaJSON); err != nil {
+		return nil, fmt.Errorf("table %d: stored schema: %w", t.ID, err)
+	}
+	if err := json.Unmarshal(propsJSON, &t.Properties); err != nil {
+		return nil, fmt.Errorf("table %d: stored properties: %w", t.ID, err)
+	}
+	return &t, nil
+}
+
+// schemas caches parsed schemas by their stored JSON: every table load
+// reads its table row, and parsing the schema cost more than the query.
+// Schemas are immutable once stored and few (tables × schema versions).
+var (
+	schemas     sync.Map // string → *iceberg.Schema
+	schemaCount atomic.Int64
+)
+
+const maxCachedSchemas = 4096
+
+// parseSchema returns the schema stored as b, shared and read-only.
+func parseSchema(b []byte) (*iceberg.Schema, error) {
+	if sc, ok := schemas.Load(string(b)); ok {
+		return sc.(*iceberg.Schema), nil
+	}
+	sc := new(iceberg.Schema)
+	if err := json.Unmarshal(b, sc); err != nil {
+		return nil, err
+	}
+	if schemaCount.Load() < maxCachedSchemas {
+		if _, loaded := schemas.LoadOrStore(string(b), sc); !loaded {
+			schemaCount.Add(1)
+		}
+	}
+	return sc, nil
+}
+
+// Get returns the table with id, or ErrNotFound.
+func Get(ctx context.Context, q Querier, id int64) (*Table, error) {
+	return scanTable(q.QueryRow(ctx, tableByIDSQL, id))
+}
+
+// GetByName returns the table ns.name, or ErrNotFound.
+func GetByName(ctx context.Context, q Querier, ns, name string) (*Table, error) {
+	return scanTable(q.QueryRow(ctx, tableByNameSQL, ns, name))
+}
+
+// GetByKey returns the table whose location key is tableKey.
+func GetByKey(ctx context.Context, q Querier, warehouse, tableKey string) (*Table, error) {
+	return scanTable(q.QueryRow(ctx, tableByLocationSQL, WarehouseLocation(warehouse)+tableKey))
+}
+
+// DLQ returns the dead-letter table of table id.
+func DLQ(ctx context.Context, q Querier, id int64) (*Table, error) {
+	return scanTable(q.QueryRow(ctx, tableDLQSQL, id))
+}
+
+// Source returns the table whose topic and partitions t has: t itself, or
+// the parent of a dead-letter table.
+func Source(ctx context.Context, q Querier, t *Table) (*Table, error) {
+	if t.DLQOf == nil {
+		return t, nil
+	}
+	return Get(ctx, q, *t.DLQOf)
+}
+
+// List returns every table, dead-letter tables included, by name.
+func List(ctx context.Context, q Querier) ([]*Table, error) {
+	rows, err := q.Query(ctx, tablesListSQL)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Table
+	for rows.Next() {
+		t, err := scanTable(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// Delete removes a table, its dead-letter table and everything they own
+// (leases, ranges, snapshots, metadata files). The topic is untouched.
+func Delete(ctx context.Context, pool *pgxpool.Pool, ns, name string) error {
+	tag, err := pool.Exec(ctx, tableDeleteSQL, ns, name)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
