@@ -1,7 +1,6 @@
 package icebergmeta
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -71,14 +70,9 @@ func mergeManifests(ctx context.Context, read ReadFunc, base table.Metadata, man
 	}
 	var entries []iceberg.ManifestEntry
 	for _, i := range small {
-		m := manifests[i]
-		content, err := read(ctx, m.FilePath())
+		es, err := manifestEntries(ctx, read, manifests[i])
 		if err != nil {
-			return nil, nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
-		}
-		es, err := iceberg.ReadManifest(m, bytes.NewReader(content), true)
-		if err != nil {
-			return nil, nil, fmt.Errorf("parse manifest %s: %w", m.FilePath(), err)
+			return nil, nil, err
 		}
 		for _, e := range es {
 			sid, seq := e.SnapshotID(), e.SequenceNum()
