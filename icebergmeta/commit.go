@@ -15,11 +15,14 @@ import (
 	"github.com/google/uuid"
 )
 
-// A commit (Append, Rewrite) runs in three steps: openCommit checks the
-// input against the current metadata; a pure plan decides what the new
-// snapshot holds (the entries of each manifest, the summary); writing then
-// encodes the manifests, and finish the manifest list and the next metadata
-// JSON. Reading the parent's manifests (ReadFunc) comes before the plan.
+// A commit (Append, Rewrite) runs in steps, the way cluster's Plan and its
+// apply loop do: openCommit checks the input against the current metadata;
+// the parent's manifests are read (ReadFunc); pure steps decide what the
+// new snapshot holds (addedEntries, planRewrite, smallManifests,
+// fileChanges.summary, expiredSnapshots); the write steps encode the
+// manifests (writeAppend, writeRewrite, mergeManifests) and finish the
+// manifest list and the next metadata JSON. Nothing here stores a file:
+// the caller stores CommitResult.Files.
 
 // commit is what a commit derives from the current metadata before it
 // writes anything.
