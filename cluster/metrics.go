@@ -42,33 +42,28 @@ type metrics struct {
 
 func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
 	m := &metrics{
-		takes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mink_lease_takes_total",
-			Help: "Leases this node took (docs/design.md §3.2: each take increments the lease epoch), by kind (partition, writer).",
-		}, []string{"kind"}),
-		releases: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mink_lease_releases_total",
-			Help: "Leases this node handed back (docs/design.md §3.2/§3.3: rebalancing and clean stop), by kind.",
-		}, []string{"kind"}),
-		losses: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mink_lease_losses_total",
-			Help: "Leases this node stopped holding without handing them back (docs/design.md §3.2), by kind and reason: " +
-				"renewal_missing (absent from the renewal result), not_in_database (the round's read shows another holder or epoch), " +
+		takes: counterVec("mink_lease_takes_total",
+			"Leases this node took (docs/design.md §3.2: each take increments the lease epoch), by kind (partition, writer).",
+			"kind"),
+		releases: counterVec("mink_lease_releases_total",
+			"Leases this node handed back (docs/design.md §3.2/§3.3: rebalancing and clean stop), by kind.",
+			"kind"),
+		losses: counterVec("mink_lease_losses_total",
+			"Leases this node stopped holding without handing them back (docs/design.md §3.2), by kind and reason: "+
+				"renewal_missing (absent from the renewal result), not_in_database (the round's read shows another holder or epoch), "+
 				"job_failed (the job returned an error, e.g. a fenced write), abandoned (not released at stop).",
-		}, []string{"kind", "reason"}),
+			"kind", "reason"),
 		held: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "mink_leases_held",
 			Help: "Leases this node holds now (docs/design.md §3.2), by kind.",
 		}, []string{"kind"}),
-		lapses: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mink_lease_trust_lapses_total",
-			Help: "Jobs stopped because the trust window ended without a successful renewal (docs/design.md §3.2); " +
+		lapses: counterVec("mink_lease_trust_lapses_total",
+			"Jobs stopped because the trust window ended without a successful renewal (docs/design.md §3.2); "+
 				"the lease stays held and its job restarts after the next successful round. By kind.",
-		}, []string{"kind"}),
-		rounds: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mink_cluster_rounds_total",
-			Help: "Sharing rounds (docs/design.md §3.3: register, renew, read, release, take), by result (ok, error).",
-		}, []string{"result"}),
+			"kind"),
+		rounds: counterVec("mink_cluster_rounds_total",
+			"Sharing rounds (docs/design.md §3.3: register, renew, read, release, take), by result (ok, error).",
+			"result"),
 	}
 	// Every label value up front, so that the series exist at 0.
 	for _, k := range leaseKinds {
@@ -116,6 +111,11 @@ func (m *metrics) lost(kind, reason string) {
 	m.held.WithLabelValues(kind).Dec()
 }
 
+// counterVec is a counter named name, with help and label names labels.
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
 // register registers c with reg and returns it, or the collector already
 // registered in its place (several components, or several Clusters in one
 // process, share a registry and then share the series).
@@ -149,11 +149,10 @@ const (
 // and the writer share the one metric, mink_fenced_writes_total{job}. With
 // a nil reg the counter counts but is not exported.
 func FencedWrites(reg prometheus.Registerer, job string) prometheus.Counter {
-	v := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "mink_fenced_writes_total",
-		Help: "Writes Postgres rejected because the lease epoch they carried was no longer current " +
+	v := counterVec("mink_fenced_writes_total",
+		"Writes Postgres rejected because the lease epoch they carried was no longer current "+
 			"(docs/design.md §3.2 fencing); the job stops at once. By job (indexer, writer).",
-	}, []string{"job"})
+		"job")
 	if reg != nil {
 		v = register(reg, v, nil)
 	}

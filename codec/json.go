@@ -315,88 +315,68 @@ func (p *jsonParser) literal(word string) bool {
 }
 
 func (p *jsonParser) parseStruct(n *node) error {
-	p.depth++
-	if p.depth > maxDepth {
-		return p.syntax("nesting too deep")
+	hdr, err := p.open(entry{kind: tStruct, n: int32(len(n.fields))})
+	if err != nil {
+		return err
 	}
-	hdr := len(p.tape)
-	p.tape = append(p.tape, entry{kind: tStruct, n: int32(len(n.fields))})
+	more := !p.empty('}')
 	for range n.fields {
 		p.tape = append(p.tape, entry{kind: tSlot, i: slotMissing})
 	}
-	p.pos++ // '{'
-	p.skipWS()
 	matched, unknown := false, false
-	if p.pos < len(p.in) && p.in[p.pos] == '}' {
-		p.pos++
-	} else {
-		for {
-			if p.pos >= len(p.in) || p.in[p.pos] != '"' {
-				return p.unexpected()
-			}
-			keyAt := p.pos + 1
-			key, err := p.stringTmp()
-			if err != nil {
+	for more {
+		p.skipWS()
+		if !p.at('"') {
+			return p.unexpected()
+		}
+		keyAt := p.pos + 1
+		key, err := p.stringTmp()
+		if err != nil {
+			return err
+		}
+		keyEnd := p.pos - 1 // the closing quote
+		if !p.colon() {
+			return p.unexpected()
+		}
+		var idx int
+		var ok bool
+		if n.fold {
+			p.folded = foldName(p.folded[:0], key)
+			idx, ok = n.index[string(p.folded)]
+		} else {
+			idx, ok = n.index[string(key)]
+		}
+		if !ok {
+			unknown = true
+			// Escapes always shorten: an unchanged length means the
+			// key is the input's bytes.
+			p.addUnknown(n, key, keyAt, keyEnd-keyAt == len(key))
+			if err := p.skipValue(); err != nil {
 				return err
 			}
-			keyEnd := p.pos - 1 // the closing quote
-			p.skipWS()
-			if p.pos >= len(p.in) || p.in[p.pos] != ':' {
-				return p.unexpected()
+		} else {
+			matched = true
+			f := n.fields[idx]
+			if p.tape[hdr+1+idx].i != slotMissing {
+				// RFC 8259 §4 leaves duplicate names to the reader;
+				// keeping one of two values would drop the other.
+				return &fieldError{path: []string{f.name}, msg: fmt.Sprintf("key %q given twice for the field (%s = %s)",
+					key, PropFieldMatching, p.opts.matching())}
 			}
-			p.pos++
-			p.skipWS()
-			var idx int
-			var ok bool
-			if n.fold {
-				p.folded = foldName(p.folded[:0], key)
-				idx, ok = n.index[string(p.folded)]
+			if p.literal("null") {
+				if f.required {
+					return &fieldError{path: []string{f.name}, msg: "required field is null"}
+				}
+				p.tape[hdr+1+idx].i = slotNull
 			} else {
-				idx, ok = n.index[string(key)]
-			}
-			if !ok {
-				unknown = true
-				// Escapes always shorten: an unchanged length means the
-				// key is the input's bytes.
-				p.addUnknown(n, key, keyAt, keyEnd-keyAt == len(key))
-				if err := p.skipValue(); err != nil {
-					return err
+				at := len(p.tape)
+				if err := p.parseValue(f); err != nil {
+					return within(err, f.name)
 				}
-			} else {
-				matched = true
-				f := n.fields[idx]
-				if p.tape[hdr+1+idx].i != slotMissing {
-					// RFC 8259 §4 leaves duplicate names to the reader;
-					// keeping one of two values would drop the other.
-					return &fieldError{path: []string{f.name}, msg: fmt.Sprintf("key %q given twice for the field (%s = %s)",
-						key, PropFieldMatching, p.opts.matching())}
-				}
-				if p.literal("null") {
-					if f.required {
-						return &fieldError{path: []string{f.name}, msg: "required field is null"}
-					}
-					p.tape[hdr+1+idx].i = slotNull
-				} else {
-					at := len(p.tape)
-					if err := p.parseValue(f); err != nil {
-						return within(err, f.name)
-					}
-					p.tape[hdr+1+idx].i = int64(at)
-				}
+				p.tape[hdr+1+idx].i = int64(at)
 			}
-			p.skipWS()
-			if p.pos >= len(p.in) {
-				return p.unexpected()
-			}
-			if p.in[p.pos] == ',' {
-				p.pos++
-				p.skipWS()
-				continue
-			}
-			if p.in[p.pos] == '}' {
-				p.pos++
-				break
-			}
+		}
+		if more, ok = p.next('}'); !ok {
 			return p.unexpected()
 		}
 	}
@@ -415,48 +395,30 @@ func (p *jsonParser) parseStruct(n *node) error {
 			}
 		}
 	}
-	p.tape[hdr].i = int64(len(p.tape))
-	p.depth--
+	p.close(hdr)
 	return nil
 }
 
 func (p *jsonParser) parseList(n *node) error {
-	p.depth++
-	if p.depth > maxDepth {
-		return p.syntax("nesting too deep")
+	hdr, err := p.open(entry{kind: tList})
+	if err != nil {
+		return err
 	}
-	hdr := len(p.tape)
-	p.tape = append(p.tape, entry{kind: tList})
-	p.pos++ // '['
-	p.skipWS()
+	more := !p.empty(']')
 	count := 0
-	if p.pos < len(p.in) && p.in[p.pos] == ']' {
-		p.pos++
-	} else {
-		for {
-			if err := p.parseElement(n, func() string { return "[" + strconv.Itoa(count) + "]" }); err != nil {
-				return err
-			}
-			count++
-			p.skipWS()
-			if p.pos >= len(p.in) {
-				return p.unexpected()
-			}
-			if p.in[p.pos] == ',' {
-				p.pos++
-				p.skipWS()
-				continue
-			}
-			if p.in[p.pos] == ']' {
-				p.pos++
-				break
-			}
+	for more {
+		p.skipWS()
+		if err := p.parseElement(n, func() string { return "[" + strconv.Itoa(count) + "]" }); err != nil {
+			return err
+		}
+		count++
+		var ok bool
+		if more, ok = p.next(']'); !ok {
 			return p.unexpected()
 		}
 	}
 	p.tape[hdr].n = int32(count)
-	p.tape[hdr].i = int64(len(p.tape))
-	p.depth--
+	p.close(hdr)
 	return nil
 }
 
@@ -477,60 +439,40 @@ func (p *jsonParser) parseElement(n *node, seg func() string) error {
 }
 
 func (p *jsonParser) parseMap(n *node) error {
-	p.depth++
-	if p.depth > maxDepth {
-		return p.syntax("nesting too deep")
+	hdr, err := p.open(entry{kind: tMap})
+	if err != nil {
+		return err
 	}
-	hdr := len(p.tape)
-	p.tape = append(p.tape, entry{kind: tMap})
-	p.pos++ // '{'
-	p.skipWS()
+	more := !p.empty('}')
 	count := 0
 	var seen map[string]struct{} // keys of a large map
-	if p.pos < len(p.in) && p.in[p.pos] == '}' {
-		p.pos++
-	} else {
-		for {
-			if p.pos >= len(p.in) || p.in[p.pos] != '"' {
-				return p.unexpected()
-			}
-			keyAt := len(p.tape)
-			key, err := p.stringEntry()
-			if err != nil {
-				return err
-			}
-			if p.duplicateKey(hdr, keyAt, count, key, &seen) {
-				return convErr("duplicate map key %q", key)
-			}
-			p.skipWS()
-			if p.pos >= len(p.in) || p.in[p.pos] != ':' {
-				return p.unexpected()
-			}
-			p.pos++
-			p.skipWS()
-			if err := p.parseElement(n, func() string { return "[" + strconv.Quote(string(key)) + "]" }); err != nil {
-				return err
-			}
-			count++
-			p.skipWS()
-			if p.pos >= len(p.in) {
-				return p.unexpected()
-			}
-			if p.in[p.pos] == ',' {
-				p.pos++
-				p.skipWS()
-				continue
-			}
-			if p.in[p.pos] == '}' {
-				p.pos++
-				break
-			}
+	for more {
+		p.skipWS()
+		if !p.at('"') {
+			return p.unexpected()
+		}
+		keyAt := len(p.tape)
+		key, err := p.stringEntry()
+		if err != nil {
+			return err
+		}
+		if p.duplicateKey(hdr, keyAt, count, key, &seen) {
+			return convErr("duplicate map key %q", key)
+		}
+		if !p.colon() {
+			return p.unexpected()
+		}
+		if err := p.parseElement(n, func() string { return "[" + strconv.Quote(string(key)) + "]" }); err != nil {
+			return err
+		}
+		count++
+		var ok bool
+		if more, ok = p.next('}'); !ok {
 			return p.unexpected()
 		}
 	}
 	p.tape[hdr].n = int32(count)
-	p.tape[hdr].i = int64(len(p.tape))
-	p.depth--
+	p.close(hdr)
 	return nil
 }
 
@@ -633,58 +575,113 @@ func (p *jsonParser) skipValue() error {
 			return nil
 		}
 	case c == '{' || c == '[':
-		p.depth++
-		if p.depth > maxDepth {
-			return p.syntax("nesting too deep")
-		}
 		closing := byte('}')
 		if c == '[' {
 			closing = ']'
 		}
-		p.pos++
-		p.skipWS()
-		if p.pos < len(p.in) && p.in[p.pos] == closing {
-			p.pos++
-			p.depth--
-			return nil
+		if err := p.enter(); err != nil {
+			return err
 		}
-		for {
+		for more := !p.empty(closing); more; {
+			p.skipWS()
 			if c == '{' {
-				if p.pos >= len(p.in) || p.in[p.pos] != '"' {
+				if !p.at('"') {
 					return p.unexpected()
 				}
 				if _, err := p.stringTmp(); err != nil {
 					return err
 				}
-				p.skipWS()
-				if p.pos >= len(p.in) || p.in[p.pos] != ':' {
+				if !p.colon() {
 					return p.unexpected()
 				}
-				p.pos++
-				p.skipWS()
 			}
 			if err := p.skipValue(); err != nil {
 				return err
 			}
-			p.skipWS()
-			if p.pos >= len(p.in) {
+			var ok bool
+			if more, ok = p.next(closing); !ok {
 				return p.unexpected()
 			}
-			if p.in[p.pos] == ',' {
-				p.pos++
-				p.skipWS()
-				continue
-			}
-			if p.in[p.pos] == closing {
-				p.pos++
-				p.depth--
-				return nil
-			}
-			return p.unexpected()
 		}
+		p.depth--
+		return nil
 	}
 	return p.unexpected()
 }
+
+// The steps of the parse loops below (enter, open, empty, close, colon,
+// next, at) are each small enough for the compiler to inline (go build
+// -gcflags=-m): they run for every member of every value, the decoder's
+// hot path (BenchmarkDecodeJSON).
+
+// enter moves into the object or array at p.pos (its opening byte) and
+// past the whitespace after it, one level deeper.
+func (p *jsonParser) enter() error {
+	p.depth++
+	if p.depth > maxDepth {
+		return p.syntax("nesting too deep")
+	}
+	p.pos++
+	p.skipWS()
+	return nil
+}
+
+// open enters a struct, list or map value and records its tape header
+// at hdr (also on an error, which ends the parse); close completes it.
+func (p *jsonParser) open(header entry) (hdr int, err error) {
+	err = p.enter()
+	p.tape = append(p.tape, header)
+	return len(p.tape) - 1, err
+}
+
+// empty moves past closing when it comes first: the object or array just
+// entered is empty.
+func (p *jsonParser) empty(closing byte) bool {
+	if p.at(closing) {
+		p.pos++
+		return true
+	}
+	return false
+}
+
+// close records the end of the value whose tape header is at hdr and
+// leaves its level.
+func (p *jsonParser) close(hdr int) {
+	p.tape[hdr].i = int64(len(p.tape))
+	p.depth--
+}
+
+// colon moves past the ':' after an object's key and the whitespace
+// around it; false means something else comes (p.unexpected says what).
+func (p *jsonParser) colon() bool {
+	p.skipWS()
+	if !p.at(':') {
+		return false
+	}
+	p.pos++
+	p.skipWS()
+	return true
+}
+
+// next moves past the whitespace and the ',' or the closing byte after a
+// member of an object or an array. more reports a ',' (the loop skips the
+// whitespace after it: a second skipWS here would stop next from being
+// inlined); ok is false when neither comes (p.unexpected says what).
+func (p *jsonParser) next(closing byte) (more, ok bool) {
+	p.skipWS()
+	if p.pos >= len(p.in) {
+		return false, false
+	}
+	c := p.in[p.pos]
+	if c != ',' && c != closing {
+		return false, false
+	}
+	p.pos++
+	return c == ',', true
+}
+
+// at reports whether c is the byte at p.pos.
+func (p *jsonParser) at(c byte) bool { return p.pos < len(p.in) && p.in[p.pos] == c }
 
 // scanString checks the string at p.pos (at its opening quote) and moves
 // past it. It returns the raw contents and whether they hold escapes.

@@ -58,23 +58,27 @@ type JSONOptions struct {
 // property's values (the message names the property and its values).
 func JSONOptionsOf(props map[string]string) (JSONOptions, error) {
 	o := JSONOptions{FieldMatching: MatchExact, UnknownFields: UnknownIgnore}
-	if v, ok := props[PropFieldMatching]; ok {
-		switch FieldMatching(v) {
-		case MatchExact, MatchCaseInsensitive:
-			o.FieldMatching = FieldMatching(v)
-		default:
-			return o, fmt.Errorf("property %s must be %s or %s, not %q", PropFieldMatching, MatchExact, MatchCaseInsensitive, v)
-		}
+	if err := propertyOneOf(props, PropFieldMatching, &o.FieldMatching, MatchExact, MatchCaseInsensitive); err != nil {
+		return o, err
 	}
-	if v, ok := props[PropUnknownFields]; ok {
-		switch UnknownFields(v) {
-		case UnknownIgnore, UnknownDeadLetter:
-			o.UnknownFields = UnknownFields(v)
-		default:
-			return o, fmt.Errorf("property %s must be %s or %s, not %q", PropUnknownFields, UnknownIgnore, UnknownDeadLetter, v)
-		}
+	if err := propertyOneOf(props, PropUnknownFields, &o.UnknownFields, UnknownIgnore, UnknownDeadLetter); err != nil {
+		return o, err
 	}
 	return o, nil
+}
+
+// propertyOneOf sets *dst to the property key of props when it is a or b,
+// and leaves it when the property is absent. Errors: any other value.
+func propertyOneOf[T ~string](props map[string]string, key string, dst *T, a, b T) error {
+	v, ok := props[key]
+	if !ok {
+		return nil
+	}
+	if T(v) != a && T(v) != b {
+		return fmt.Errorf("property %s must be %s or %s, not %q", key, a, b, v)
+	}
+	*dst = T(v)
+	return nil
 }
 
 func (o JSONOptions) caseInsensitive() bool { return o.FieldMatching == MatchCaseInsensitive }

@@ -139,68 +139,43 @@ func (p *jsonParser) parseScalar(n *node, c byte) error {
 			p.tape = append(p.tape, entry{kind: tBytes, scratch: true, off: int32(off), n: 16})
 			return nil
 		}
-	case kDate:
+	case kDate, kTime, kTimestamp, kTimestampTz:
 		if c == '"' {
 			s, err := p.stringTmp()
 			if err != nil {
 				return err
 			}
-			days, ok := parseDate(s)
-			if !ok {
-				return convErr("cannot convert string %q to date: want YYYY-MM-DD", s)
+			var v int64
+			var msg string
+			switch n.kind {
+			case kDate:
+				v, msg = parseDate(s)
+			case kTime:
+				v, msg = parseTime(s)
+			default:
+				v, msg = parseTimestamp(s, n.kind == kTimestampTz)
 			}
-			p.num(n, days)
-			return nil
-		}
-		if isNumberStart(c) {
-			num, err := p.scanNumber()
-			if err != nil {
-				return err
-			}
-			v, msg := p.integer(num, 0, 32)
 			if msg != "" {
-				return convErr("cannot convert number %s to date (days since 1970-01-01): %s", num.lit, msg)
+				return convErr("cannot convert string %q to %s: %s", s, n.typeName(), msg)
 			}
 			p.num(n, v)
 			return nil
 		}
-	case kTime:
-		if c == '"' {
-			s, err := p.stringTmp()
-			if err != nil {
-				return err
-			}
-			us, msg := parseTime(s)
-			if msg != "" {
-				return convErr("cannot convert string %q to time: %s", s, msg)
-			}
-			p.num(n, us)
-			return nil
-		}
-	case kTimestamp, kTimestampTz:
-		if c == '"' {
-			s, err := p.stringTmp()
-			if err != nil {
-				return err
-			}
-			us, msg := parseTimestamp(s, n.kind == kTimestampTz)
-			if msg != "" {
-				return convErr("cannot convert string %q to %s: %s", s, n.typeName(), msg)
-			}
-			p.num(n, us)
-			return nil
-		}
-		if isNumberStart(c) {
+		if isNumberStart(c) && n.kind != kTime {
 			num, err := p.scanNumber()
 			if err != nil {
 				return err
 			}
-			// Epoch milliseconds → microseconds: shift the point by 3.
-			us, msg := p.integer(num, 3, 64)
-			if msg != "" {
-				return convErr("cannot convert number %s to %s (milliseconds since the epoch): %s", num.lit, n.typeName(), msg)
+			shift, bits, unit := 0, 32, "days since 1970-01-01"
+			if n.kind != kDate {
+				// Epoch milliseconds → microseconds: shift the point by 3.
+				shift, bits, unit = 3, 64, "milliseconds since the epoch"
 			}
-			p.num(n, us)
+			v, msg := p.integer(num, shift, bits)
+			if msg != "" {
+				return convErr("cannot convert number %s to %s (%s): %s", num.lit, n.typeName(), unit, msg)
+			}
+			p.num(n, v)
 			return nil
 		}
 	case kDecimal:
@@ -530,15 +505,12 @@ func daysIn(y, m int) int {
 	return time.Date(y, time.Month(m)+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }
 
-func parseDate(s []byte) (int64, bool) {
-	if len(s) != 10 {
-		return 0, false
-	}
+func parseDate(s []byte) (int64, string) {
 	y, m, d, ok := parseYMD(s)
-	if !ok {
-		return 0, false
+	if !ok || len(s) != 10 {
+		return 0, "want YYYY-MM-DD"
 	}
-	return time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC).Unix() / 86400, true
+	return time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC).Unix() / 86400, ""
 }
 
 // parseHMS parses HH:MM:SS[.fraction] at the start of s and returns the

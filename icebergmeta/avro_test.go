@@ -193,6 +193,38 @@ func TestWriteManifestEntries(t *testing.T) {
 	}
 }
 
+// dataFile leaves the statistics a file's Stats lack null in the manifest,
+// and keeps empty ones empty.
+func TestDataFileMissingStats(t *testing.T) {
+	schema := avroTestSchema()
+	spec, err := PartitionSpec(schema)
+	require.NoError(t, err)
+	stats := map[string]datafile.Stats{
+		"sparse": {RecordCount: 3, ValueCounts: map[int]int64{3: 3}},
+		"empty":  {RecordCount: 3, ColumnSizes: map[int]int64{}, LowerBounds: map[int][]byte{}, SplitOffsets: []int64{}},
+	}
+	dataFileRecord := func(s datafile.Stats) map[string]any {
+		sid := int64(1)
+		df, err := dataFile(spec, AddedFile{Path: "s3://mink/t/data/0/a.parquet", FileSize: 10, Stats: s})
+		require.NoError(t, err)
+		_, file, err := writeManifest("s3://mink/t/metadata/x-m0.avro", spec, schema, sid,
+			[]iceberg.ManifestEntry{iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &sid, nil, nil, df)})
+		require.NoError(t, err)
+		return ocfRecords(t, file.Content)[0].(map[string]any)["data_file"].(map[string]any)
+	}
+
+	sparse := dataFileRecord(stats["sparse"])
+	require.NotNil(t, sparse["value_counts"])
+	for _, k := range []string{"column_sizes", "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds", "split_offsets"} {
+		require.Nil(t, sparse[k], k)
+	}
+	empty := dataFileRecord(stats["empty"])
+	for _, k := range []string{"column_sizes", "lower_bounds", "split_offsets"} {
+		require.Equal(t, []any{}, empty[k], k)
+	}
+	require.Nil(t, empty["value_counts"])
+}
+
 func TestAvroCodecNullRejects(t *testing.T) {
 	seq := int64(1)
 	var buf bytes.Buffer

@@ -1,7 +1,6 @@
 package icebergmeta
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -33,52 +32,26 @@ const (
 
 // mergeManifests bounds the manifests a snapshot lists (and so what every
 // scan must read). manifests is the new snapshot's list, the new manifest
-// of the commit first. When merging is enabled and the list holds at least
-// the min count of data manifests, the parent's data manifests smaller than
-// the target size are rewritten as one manifest named loc, in place of the
-// first of them: their live entries become EXISTING with their snapshot id
-// and sequence numbers kept; DELETED entries are dropped (they were
-// recorded by the snapshots that deleted them). The commit's own manifest
-// is left as it is, so its entries stay ADDED (Iceberg spec: "Manifests").
+// of the commit first. The manifests smallManifests picks are rewritten as
+// one manifest named loc, in place of the first of them: their live
+// entries become EXISTING with their snapshot id and sequence numbers
+// kept; DELETED entries are dropped (they were recorded by the snapshots
+// that deleted them). The commit's own manifest is left as it is, so its
+// entries stay ADDED (Iceberg spec: "Manifests").
 //
 // It returns the list to write and the merged manifest's file (nil when
 // nothing was merged).
 func mergeManifests(ctx context.Context, read ReadFunc, base table.Metadata, manifests []iceberg.ManifestFile,
 	snapshotID int64, loc string) ([]iceberg.ManifestFile, *OutputFile, error) {
-	props := base.Properties()
-	if !props.GetBool(PropManifestMergeEnabled, true) || len(manifests) < 2 {
-		return manifests, nil, nil
-	}
-	minCount := props.GetInt(PropManifestMinCountToMerge, DefaultManifestMinCountToMerge)
-	target := props.GetInt64(PropManifestTargetSize, DefaultManifestTargetSize)
-	data := 0
-	for _, m := range manifests {
-		if m.ManifestContent() == iceberg.ManifestContentData {
-			data++
-		}
-	}
-	if data < max(minCount, 2) {
-		return manifests, nil, nil
-	}
-	var small []int
-	for i, m := range manifests[1:] {
-		if m.ManifestContent() == iceberg.ManifestContentData && m.Length() < target {
-			small = append(small, i+1)
-		}
-	}
-	if len(small) < 2 {
+	small := smallManifests(base.Properties(), manifests)
+	if small == nil {
 		return manifests, nil, nil
 	}
 	var entries []iceberg.ManifestEntry
 	for _, i := range small {
-		m := manifests[i]
-		content, err := read(ctx, m.FilePath())
+		es, err := manifestEntries(ctx, read, manifests[i])
 		if err != nil {
-			return nil, nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
-		}
-		es, err := iceberg.ReadManifest(m, bytes.NewReader(content), true)
-		if err != nil {
-			return nil, nil, fmt.Errorf("parse manifest %s: %w", m.FilePath(), err)
+			return nil, nil, err
 		}
 		for _, e := range es {
 			sid, seq := e.SnapshotID(), e.SequenceNum()
@@ -100,4 +73,36 @@ func mergeManifests(ctx context.Context, read ReadFunc, base table.Metadata, man
 		}
 	}
 	return out, file, nil
+}
+
+// smallManifests returns the positions in manifests (a new snapshot's
+// list, the commit's own manifest first) of the data manifests to merge,
+// in list order, or nil: when merging is enabled (props) and the list
+// holds at least the min count of data manifests, the parent's data
+// manifests smaller than the target size, if there are two or more.
+func smallManifests(props iceberg.Properties, manifests []iceberg.ManifestFile) []int {
+	if !props.GetBool(PropManifestMergeEnabled, true) || len(manifests) < 2 {
+		return nil
+	}
+	minCount := props.GetInt(PropManifestMinCountToMerge, DefaultManifestMinCountToMerge)
+	target := props.GetInt64(PropManifestTargetSize, DefaultManifestTargetSize)
+	data := 0
+	for _, m := range manifests {
+		if m.ManifestContent() == iceberg.ManifestContentData {
+			data++
+		}
+	}
+	if data < max(minCount, 2) {
+		return nil
+	}
+	var small []int
+	for i, m := range manifests[1:] {
+		if m.ManifestContent() == iceberg.ManifestContentData && m.Length() < target {
+			small = append(small, i+1)
+		}
+	}
+	if len(small) < 2 {
+		return nil
+	}
+	return small
 }

@@ -1,22 +1,13 @@
 package icebergmeta
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
-)
-
-// Summary keys of the files a snapshot removes.
-const (
-	summaryDeletedDataFiles = "deleted-data-files"
-	summaryDeletedRecords   = "deleted-records"
-	summaryRemovedFilesSize = "removed-files-size"
 )
 
 // RewriteInput is one commit that removes data files and optionally adds
@@ -81,182 +72,183 @@ func Rewrite(ctx context.Context, in RewriteInput) (*CommitResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	base, commitUUID, location, seq := c.base, c.uuid, c.location, c.seq
-	parent := base.CurrentSnapshot()
+	parent := c.base.CurrentSnapshot()
 	if parent == nil || parent.ManifestList == "" {
 		return nil, fmt.Errorf("icebergmeta: rewrite: the table has no current snapshot")
 	}
-	removed := make(map[string]bool, len(in.Removed))
+	removed := make(map[string]struct{}, len(in.Removed))
 	for _, p := range in.Removed {
 		if _, dup := removed[p]; dup {
 			return nil, fmt.Errorf("icebergmeta: rewrite: data file %s removed twice", p)
 		}
-		removed[p] = false
+		removed[p] = struct{}{}
 	}
 
-	schema := base.CurrentSchema()
-	spec := base.PartitionSpec()
-	snapshotID := in.SnapshotID
+	parents, err := readParentManifests(ctx, in.Read, parent)
+	if err != nil {
+		return nil, fmt.Errorf("icebergmeta: rewrite: %w", err)
+	}
+	plan, err := planRewrite(c.base.PartitionSpec(), c.snapshotID, parent.SnapshotID, parents, removed, in.Added, in.Replace)
+	if err != nil {
+		return nil, fmt.Errorf("icebergmeta: rewrite: %w", err)
+	}
 	parentID := parent.SnapshotID
-
-	content, err := in.Read(ctx, parent.ManifestList)
-	if err != nil {
-		return nil, fmt.Errorf("icebergmeta: rewrite: read manifest list %s: %w", parent.ManifestList, err)
-	}
-	parentManifests, err := iceberg.ReadManifestList(bytes.NewReader(content))
-	if err != nil {
-		return nil, fmt.Errorf("icebergmeta: rewrite: parse manifest list %s: %w", parent.ManifestList, err)
-	}
-
-	var files []OutputFile
-	var manifests []iceberg.ManifestFile
-	partitions := make(map[int32]struct{})
-	live := make(map[string]struct{})
-	var deletedFiles, deletedRecords, deletedSize int64
-	rewritten := 0
-	for _, m := range liveManifests(parentManifests) {
-		if m.ManifestContent() != iceberg.ManifestContentData {
-			manifests = append(manifests, m)
-			continue
-		}
-		mc, err := in.Read(ctx, m.FilePath())
-		if err != nil {
-			return nil, fmt.Errorf("icebergmeta: rewrite: read manifest %s: %w", m.FilePath(), err)
-		}
-		entries, err := iceberg.ReadManifest(m, bytes.NewReader(mc), true)
-		if err != nil {
-			return nil, fmt.Errorf("icebergmeta: rewrite: parse manifest %s: %w", m.FilePath(), err)
-		}
-		hit := false
-		for _, e := range entries {
-			live[e.DataFile().FilePath()] = struct{}{}
-			if _, ok := removed[e.DataFile().FilePath()]; ok {
-				hit = true
-			}
-		}
-		if !hit {
-			manifests = append(manifests, m)
-			continue
-		}
-		out := make([]iceberg.ManifestEntry, 0, len(entries))
-		for _, e := range entries {
-			df := e.DataFile()
-			seqNum, fileSeq := e.SequenceNum(), e.FileSequenceNum()
-			if _, ok := removed[df.FilePath()]; ok {
-				removed[df.FilePath()] = true
-				deletedFiles++
-				deletedRecords += df.Count()
-				deletedSize += df.FileSizeBytes()
-				if p, ok := df.Partition()[PartitionFieldID].(int32); ok {
-					partitions[p] = struct{}{}
-				}
-				out = append(out, iceberg.NewManifestEntry(iceberg.EntryStatusDELETED, &snapshotID, &seqNum, fileSeq, df))
-				continue
-			}
-			sid := e.SnapshotID()
-			out = append(out, iceberg.NewManifestEntry(iceberg.EntryStatusEXISTING, &sid, &seqNum, fileSeq, df))
-		}
-		rewritten++
-		loc := fmt.Sprintf("%s/metadata/%s-m%d.avro", location, commitUUID, rewritten)
-		nm, file, err := writeManifest(loc, spec, schema, snapshotID, out)
-		if err != nil {
-			return nil, fmt.Errorf("icebergmeta: rewrite: write manifest: %w", err)
-		}
-		files = append(files, *file)
-		manifests = append(manifests, nm)
-	}
-	for p, found := range removed {
-		if !found {
-			return nil, fmt.Errorf("icebergmeta: rewrite: data file %s is not in snapshot %d", p, parentID)
-		}
-	}
-
-	var addedRecords, addedSize int64
-	if len(in.Added) > 0 {
-		manifestLocation := fmt.Sprintf("%s/metadata/%s-m0.avro", location, commitUUID)
-		entries := make([]iceberg.ManifestEntry, 0, len(in.Added))
-		paths := make(map[string]struct{}, len(in.Added))
-		for _, f := range in.Added {
-			if _, dup := paths[f.Path]; dup {
-				return nil, fmt.Errorf("icebergmeta: rewrite: data file %s added twice", f.Path)
-			}
-			paths[f.Path] = struct{}{}
-			if _, ok := live[f.Path]; ok {
-				if _, rm := removed[f.Path]; !rm {
-					return nil, fmt.Errorf("icebergmeta: rewrite: data file %s is already in the table", f.Path)
-				}
-			}
-			df, err := dataFile(spec, f)
-			if err != nil {
-				return nil, fmt.Errorf("icebergmeta: rewrite: data file %s: %w", f.Path, err)
-			}
-			entries = append(entries, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &snapshotID, nil, nil, df))
-			partitions[f.Partition] = struct{}{}
-			addedRecords += f.Stats.RecordCount
-			addedSize += f.FileSize
-		}
-		m, file, err := writeManifest(manifestLocation, spec, schema, snapshotID, entries)
-		if err != nil {
-			return nil, fmt.Errorf("icebergmeta: rewrite: write manifest: %w", err)
-		}
-		files = append([]OutputFile{*file}, files...)
-		manifests = append([]iceberg.ManifestFile{m}, manifests...)
-	}
-
-	manifestListLocation := fmt.Sprintf("%s/metadata/snap-%d-1-%s.avro", location, snapshotID, commitUUID)
-	list, err := writeManifestList(manifestListLocation, snapshotID, &parentID, seq, manifests)
-	if err != nil {
-		return nil, fmt.Errorf("icebergmeta: rewrite: write manifest list: %w", err)
-	}
-	files = append(files, *list)
-
-	var previous iceberg.Properties
-	if parent.Summary != nil {
-		previous = parent.Summary.Properties
-	}
-	props := iceberg.Properties{
-		summaryDeletedDataFiles:      strconv.FormatInt(deletedFiles, 10),
-		summaryDeletedRecords:        strconv.FormatInt(deletedRecords, 10),
-		summaryRemovedFilesSize:      strconv.FormatInt(deletedSize, 10),
-		summaryChangedPartitionCount: strconv.Itoa(len(partitions)),
-	}
-	op := table.OpDelete
-	switch {
-	case in.Replace:
-		if addedRecords != deletedRecords {
-			return nil, fmt.Errorf("icebergmeta: rewrite: a replace adds %d records and removes %d", addedRecords, deletedRecords)
-		}
-		op = table.OpReplace
-	case len(in.Added) > 0:
-		op = table.OpOverwrite
-	}
-	if len(in.Added) > 0 {
-		props[summaryAddedDataFiles] = strconv.Itoa(len(in.Added))
-		props[summaryAddedRecords] = strconv.FormatInt(addedRecords, 10)
-		props[summaryAddedFilesSize] = strconv.FormatInt(addedSize, 10)
-	}
-	total := func(key string, delta int64) {
-		props[key] = strconv.FormatInt(max(previous.GetInt64(key, 0)+delta, 0), 10)
-	}
-	total(summaryTotalDataFiles, int64(len(in.Added))-deletedFiles)
-	total(summaryTotalRecords, addedRecords-deletedRecords)
-	total(summaryTotalFilesSize, addedSize-deletedSize)
-	total(summaryTotalDeleteFiles, 0)
-	total(summaryTotalPositionDeletes, 0)
-	total(summaryTotalEqualityDeletes, 0)
-	for k, v := range in.Summary {
-		props[k] = v
-	}
-	summary := table.Summary{Operation: op, Properties: props}
-
-	res, err := c.finish(table.Snapshot{
-		SnapshotID:       snapshotID,
-		ParentSnapshotID: &parentID,
-		ManifestList:     manifestListLocation,
-		Summary:          &summary,
-	}, manifests, files)
+	res, err := c.writeRewrite(&parentID, plan, plan.changes.summary(plan.op, parentSummary(parent), in.Summary))
 	if err != nil {
 		return nil, fmt.Errorf("icebergmeta: rewrite: %w", err)
 	}
 	return res, nil
+}
+
+// parentManifest is a manifest of the parent snapshot with its live
+// entries (none read for a delete manifest, which a rewrite carries over).
+type parentManifest struct {
+	file    iceberg.ManifestFile
+	entries []iceberg.ManifestEntry
+}
+
+// readParentManifests reads the live manifests of parent's manifest list,
+// in list order, and the entries of its data manifests.
+func readParentManifests(ctx context.Context, read ReadFunc, parent *table.Snapshot) ([]parentManifest, error) {
+	ms, err := parentManifests(ctx, read, parent)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]parentManifest, len(ms))
+	for i, m := range ms {
+		out[i].file = m
+		if m.ManifestContent() != iceberg.ManifestContentData {
+			continue
+		}
+		if out[i].entries, err = manifestEntries(ctx, read, m); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// rewritePlan is what a Rewrite's snapshot holds, decided from the
+// parent's manifests before any file is written.
+type rewritePlan struct {
+	op table.Operation
+	// added are the entries of the manifest of the added files (m0),
+	// none when the rewrite only removes.
+	added []iceberg.ManifestEntry
+	// manifests are the parent's live manifests in list order: each is
+	// carried over or rewritten.
+	manifests []manifestRewrite
+	changes   fileChanges
+}
+
+// manifestRewrite is one of the parent's manifests in a rewrite: carried
+// over as it is (entries nil), or rewritten with entries when it holds a
+// removed file.
+type manifestRewrite struct {
+	parent  iceberg.ManifestFile
+	entries []iceberg.ManifestEntry
+}
+
+// planRewrite decides the manifests and the operation of snapshot
+// snapshotID that removes the data files removed from the parent snapshot
+// parentID, whose manifests are parents, and adds added (see Rewrite).
+// A removed entry becomes DELETED by snapshotID, the other entries of its
+// manifest EXISTING; both keep their data and file sequence numbers,
+// EXISTING ones also their snapshot id.
+//
+// Errors: a removed file that is not in the parent snapshot; an added
+// file given twice or already in the table (and not removed); a replace
+// that changes the record count; or as for dataFile.
+func planRewrite(spec iceberg.PartitionSpec, snapshotID, parentID int64, parents []parentManifest,
+	removed map[string]struct{}, added []AddedFile, replace bool) (*rewritePlan, error) {
+	p := &rewritePlan{manifests: make([]manifestRewrite, len(parents))}
+	live := make(map[string]struct{})
+	found := make(map[string]struct{}, len(removed))
+	for i, m := range parents {
+		p.manifests[i].parent = m.file
+		hit := false
+		for _, e := range m.entries {
+			path := e.DataFile().FilePath()
+			live[path] = struct{}{}
+			if _, ok := removed[path]; ok {
+				hit = true
+			}
+		}
+		if !hit {
+			continue
+		}
+		entries := make([]iceberg.ManifestEntry, 0, len(m.entries))
+		for _, e := range m.entries {
+			df := e.DataFile()
+			seqNum, fileSeq := e.SequenceNum(), e.FileSequenceNum()
+			if _, ok := removed[df.FilePath()]; ok {
+				found[df.FilePath()] = struct{}{}
+				p.changes.remove(df)
+				entries = append(entries, iceberg.NewManifestEntry(iceberg.EntryStatusDELETED, &snapshotID, &seqNum, fileSeq, df))
+				continue
+			}
+			sid := e.SnapshotID()
+			entries = append(entries, iceberg.NewManifestEntry(iceberg.EntryStatusEXISTING, &sid, &seqNum, fileSeq, df))
+		}
+		p.manifests[i].entries = entries
+	}
+	for path := range removed {
+		if _, ok := found[path]; !ok {
+			return nil, fmt.Errorf("data file %s is not in snapshot %d", path, parentID)
+		}
+	}
+
+	if len(added) > 0 {
+		inTable := func(path string) bool {
+			_, isLive := live[path]
+			_, isRemoved := removed[path]
+			return isLive && !isRemoved
+		}
+		var err error
+		if p.added, err = addedEntries(spec, snapshotID, added, inTable, &p.changes); err != nil {
+			return nil, err
+		}
+	}
+
+	p.op = table.OpDelete
+	switch {
+	case replace:
+		if p.changes.addedRecords != p.changes.deletedRecords {
+			return nil, fmt.Errorf("a replace adds %d records and removes %d", p.changes.addedRecords, p.changes.deletedRecords)
+		}
+		p.op = table.OpReplace
+	case len(added) > 0:
+		p.op = table.OpOverwrite
+	}
+	return p, nil
+}
+
+// writeRewrite writes the manifests of p, the added one as m0 and the
+// rewritten ones as m1, m2, … in list order, and finishes the commit: the
+// list holds m0 first, then the parent's manifests in their order, each
+// rewritten one in its parent's place.
+func (c *commit) writeRewrite(parentID *int64, p *rewritePlan, summary table.Summary) (*CommitResult, error) {
+	spec, schema := c.base.PartitionSpec(), c.base.CurrentSchema()
+	var files []OutputFile
+	var manifests []iceberg.ManifestFile
+	if len(p.added) > 0 {
+		m, file, err := writeManifest(c.manifestLocation(0), spec, schema, c.snapshotID, p.added)
+		if err != nil {
+			return nil, fmt.Errorf("write manifest: %w", err)
+		}
+		files, manifests = append(files, *file), append(manifests, m)
+	}
+	rewritten := 0
+	for _, mr := range p.manifests {
+		if mr.entries == nil {
+			manifests = append(manifests, mr.parent)
+			continue
+		}
+		rewritten++
+		m, file, err := writeManifest(c.manifestLocation(rewritten), spec, schema, c.snapshotID, mr.entries)
+		if err != nil {
+			return nil, fmt.Errorf("write manifest: %w", err)
+		}
+		files, manifests = append(files, *file), append(manifests, m)
+	}
+	return c.finish(parentID, summary, manifests, files)
 }

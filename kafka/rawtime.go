@@ -123,28 +123,19 @@ func (s *stamper) set(t rawTime) {
 // parsing (a truncated batch at the end of a response); franz-go returns no
 // record from there either.
 func rawTimes(in []byte, dec *keepingDecompressor, from int64, st *stamper) {
-	for len(in) > 17 && st.j < len(st.recs) {
-		length := int64(int32(binary.BigEndian.Uint32(in[8:]))) + 12
-		if length < 12 || int64(len(in)) < length {
+	for st.j < len(st.recs) {
+		b, rest, ok := nextBatch(in)
+		if !ok {
 			break
 		}
-		b := in[:length]
-		in = in[length:]
+		in = rest
 		switch magic := b[16]; magic {
-		case 0:
-			var m kmsg.MessageV0
-			if m.ReadFrom(b) != nil {
+		case 0, 1:
+			ts, ok := messageTimes(b, dec)
+			if !ok {
 				return
 			}
-			for _, t := range v0Times(nil, &m, dec) {
-				st.set(t)
-			}
-		case 1:
-			var m kmsg.MessageV1
-			if m.ReadFrom(b) != nil {
-				return
-			}
-			for _, t := range v1Times(nil, &m, dec) {
+			for _, t := range ts {
 				st.set(t)
 			}
 		case 2:
@@ -201,6 +192,38 @@ func batchTimes(rb *kmsg.RecordBatch, dec *keepingDecompressor, from int64, st *
 	}
 }
 
+// nextBatch splits the first record batch or message off in (Kafka
+// protocol: an int64 offset, an int32 length, then that many bytes, the
+// magic byte at 16 in both); ok is false when in does not hold a whole
+// one.
+func nextBatch(in []byte) (b, rest []byte, ok bool) {
+	if len(in) <= 17 {
+		return nil, in, false
+	}
+	length := int64(int32(binary.BigEndian.Uint32(in[8:]))) + 12
+	if length < 12 || int64(len(in)) < length {
+		return nil, in, false
+	}
+	return in[:length], in[length:], true
+}
+
+// messageTimes returns the timestamps of the v0 or v1 message b (v0Times,
+// v1Times); ok is false when b does not parse.
+func messageTimes(b []byte, dec *keepingDecompressor) (ts []rawTime, ok bool) {
+	if b[16] == 0 {
+		var m kmsg.MessageV0
+		if m.ReadFrom(b) != nil {
+			return nil, false
+		}
+		return v0Times(nil, &m, dec), true
+	}
+	var m kmsg.MessageV1
+	if m.ReadFrom(b) != nil {
+		return nil, false
+	}
+	return v1Times(nil, &m, dec), true
+}
+
 func v0Times(out []rawTime, m *kmsg.MessageV0, dec *keepingDecompressor) []rawTime {
 	if m.Attributes&0x03 == 0 {
 		return append(out, rawTime{offset: m.Offset, millis: NoTimestamp})
@@ -210,16 +233,16 @@ func v0Times(out []rawTime, m *kmsg.MessageV0, dec *keepingDecompressor) []rawTi
 		return out
 	}
 	// Inner offsets of a v0 message set are absolute.
-	for len(inner) > 17 {
-		length := int64(int32(binary.BigEndian.Uint32(inner[8:]))) + 12
-		if length < 12 || int64(len(inner)) < length {
+	for {
+		b, rest, ok := nextBatch(inner)
+		if !ok {
 			break
 		}
 		var im kmsg.MessageV0
-		if im.ReadFrom(inner[:length]) != nil {
+		if im.ReadFrom(b) != nil {
 			break
 		}
-		inner = inner[length:]
+		inner = rest
 		out = append(out, rawTime{offset: im.Offset, millis: NoTimestamp})
 	}
 	return out
@@ -241,13 +264,12 @@ func v1Times(out []rawTime, m *kmsg.MessageV1, dec *keepingDecompressor) []rawTi
 	}
 	wrapperLogAppend := m.Attributes&0x08 != 0
 	start := len(out)
-	for len(inner) > 17 {
-		length := int64(int32(binary.BigEndian.Uint32(inner[8:]))) + 12
-		if length < 12 || int64(len(inner)) < length {
+	for {
+		b, rest, ok := nextBatch(inner)
+		if !ok {
 			break
 		}
-		b := inner[:length]
-		inner = inner[length:]
+		inner = rest
 		switch b[16] {
 		case 0:
 			var im kmsg.MessageV0

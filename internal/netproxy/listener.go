@@ -11,15 +11,12 @@ import (
 // for the cut), so the server behind it keeps listening through an outage.
 type Listener struct {
 	net.Listener
-
-	mu    sync.Mutex
-	cut   bool
-	conns map[*conn]struct{}
+	cutState // conns holds the accepted connections (not their wrappers)
 }
 
 // WrapListener makes ln cuttable.
 func WrapListener(ln net.Listener) *Listener {
-	return &Listener{Listener: ln, conns: map[*conn]struct{}{}}
+	return &Listener{Listener: ln, cutState: newCutState()}
 }
 
 // Accept waits for the next connection that arrives while the listener is
@@ -36,31 +33,17 @@ func (l *Listener) Accept() (net.Conn, error) {
 			reset(c)
 			continue
 		}
-		tc := &conn{Conn: c, l: l}
-		l.conns[tc] = struct{}{}
+		l.conns[c] = struct{}{}
 		l.mu.Unlock()
-		return tc, nil
+		return &conn{Conn: c, l: l}, nil
 	}
 }
 
 // Cut closes every accepted connection and refuses new ones until Restore.
-func (l *Listener) Cut() {
-	l.mu.Lock()
-	l.cut = true
-	conns := l.conns
-	l.conns = map[*conn]struct{}{}
-	l.mu.Unlock()
-	for c := range conns {
-		reset(c.Conn)
-	}
-}
+func (l *Listener) Cut() { l.setCut(true) }
 
 // Restore accepts connections again.
-func (l *Listener) Restore() {
-	l.mu.Lock()
-	l.cut = false
-	l.mu.Unlock()
-}
+func (l *Listener) Restore() { l.setCut(false) }
 
 // Open returns the number of accepted connections still open.
 func (l *Listener) Open() int {
@@ -78,7 +61,7 @@ type conn struct {
 func (c *conn) Close() error {
 	c.once.Do(func() {
 		c.l.mu.Lock()
-		delete(c.l.conns, c)
+		delete(c.l.conns, c.Conn)
 		c.l.mu.Unlock()
 	})
 	return c.Conn.Close()
@@ -109,21 +92,16 @@ func (s *Switch) Listen(network, address string) (net.Listener, error) {
 }
 
 // Cut cuts every listener.
-func (s *Switch) Cut() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.cut = true
-	for _, l := range s.ls {
-		l.Cut()
-	}
-}
+func (s *Switch) Cut() { s.setCut(true) }
 
 // Restore restores every listener.
-func (s *Switch) Restore() {
+func (s *Switch) Restore() { s.setCut(false) }
+
+func (s *Switch) setCut(cut bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cut = false
+	s.cut = cut
 	for _, l := range s.ls {
-		l.Restore()
+		l.setCut(cut)
 	}
 }

@@ -20,16 +20,44 @@ import (
 // DialTimeout bounds the proxy's connection to its target.
 const DialTimeout = 5 * time.Second
 
+// cutState is what a Proxy and a Listener keep under their lock: whether
+// they are cut, and the connections open through them, which a cut resets.
+type cutState struct {
+	mu    sync.Mutex
+	cut   bool
+	conns map[net.Conn]struct{}
+}
+
+func newCutState() cutState { return cutState{conns: map[net.Conn]struct{}{}} }
+
+// setCut sets whether s is cut; cutting resets every open connection.
+func (s *cutState) setCut(cut bool) {
+	s.mu.Lock()
+	s.cut = cut
+	var conns map[net.Conn]struct{}
+	if cut {
+		conns = s.takeConns()
+	}
+	s.mu.Unlock()
+	resetAll(conns)
+}
+
+// takeConns returns the open connections and forgets them; the caller
+// holds s.mu and resets them (resetAll) once it has let go of it.
+func (s *cutState) takeConns() map[net.Conn]struct{} {
+	conns := s.conns
+	s.conns = map[net.Conn]struct{}{}
+	return conns
+}
+
 // Proxy forwards TCP connections from a loopback address to a target.
 type Proxy struct {
 	target string
 	ln     net.Listener
 
-	mu     sync.Mutex
-	cut    bool
-	closed bool
-	conns  map[net.Conn]struct{} // both ends of every open pair
-	wg     sync.WaitGroup
+	cutState // conns holds both ends of every open pair
+	closed   bool
+	wg       sync.WaitGroup
 }
 
 // New starts a proxy on 127.0.0.1 (a free port) forwarding to target
@@ -39,7 +67,7 @@ func New(target string) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{target: target, ln: ln, conns: map[net.Conn]struct{}{}}
+	p := &Proxy{target: target, ln: ln, cutState: newCutState()}
 	p.wg.Add(1)
 	go p.accept()
 	return p, nil
@@ -53,23 +81,10 @@ func (p *Proxy) Target() string { return p.target }
 
 // Cut closes every open connection and, until Restore, closes new ones as
 // soon as they are accepted.
-func (p *Proxy) Cut() {
-	p.mu.Lock()
-	p.cut = true
-	conns := p.conns
-	p.conns = map[net.Conn]struct{}{}
-	p.mu.Unlock()
-	for c := range conns {
-		reset(c)
-	}
-}
+func (p *Proxy) Cut() { p.setCut(true) }
 
 // Restore lets new connections through again.
-func (p *Proxy) Restore() {
-	p.mu.Lock()
-	p.cut = false
-	p.mu.Unlock()
-}
+func (p *Proxy) Restore() { p.setCut(false) }
 
 // IsCut reports whether the proxy is cut.
 func (p *Proxy) IsCut() bool {
@@ -86,13 +101,10 @@ func (p *Proxy) Close() error {
 		return nil
 	}
 	p.closed = true
-	conns := p.conns
-	p.conns = map[net.Conn]struct{}{}
+	conns := p.takeConns()
 	p.mu.Unlock()
 	err := p.ln.Close()
-	for c := range conns {
-		reset(c)
-	}
+	resetAll(conns)
 	p.wg.Wait()
 	return err
 }
@@ -182,4 +194,10 @@ func reset(c net.Conn) {
 		_ = tc.SetLinger(0)
 	}
 	_ = c.Close()
+}
+
+func resetAll(conns map[net.Conn]struct{}) {
+	for c := range conns {
+		reset(c)
+	}
 }
