@@ -102,7 +102,7 @@ func StartPostgres(ctx context.Context) (*Postgres, error) {
 	if out, err := initdb.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("pglocal: initdb: %w: %s", err, out)
 	}
-	port, err := freePort()
+	port, err := FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +160,9 @@ func (pg *Postgres) Stop() {
 	}
 }
 
-func freePort() (int, error) {
+// FreePort returns a TCP port free on the loopback interface (free when
+// asked: a process started on it soon after nearly always gets it).
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err

@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,6 +20,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/minkhq/mink/internal/pglocal"
 )
 
 // Process is a started process whose stdout and stderr go to a log file.
@@ -225,13 +226,6 @@ func Metrics(ctx context.Context, url string, series ...string) ([]float64, erro
 	return out, sc.Err()
 }
 
-// FreePort returns a TCP port free on the loopback interface (free when
-// asked: a process started on it soon after nearly always gets it).
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// FreePort returns a TCP port free on the loopback interface
+// (pglocal.FreePort).
+func FreePort() (int, error) { return pglocal.FreePort() }
