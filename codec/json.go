@@ -182,7 +182,10 @@ func (p *jsonParser) parseTop(root *node) error {
 		return p.syntax("empty value")
 	}
 	if p.in[p.pos] != '{' {
-		return fmt.Errorf("value is not a JSON object (found %s)", p.describe())
+		if d := p.describe(); d != invalidJSON {
+			return fmt.Errorf("value is not a JSON object (found %s)", d)
+		}
+		return p.syntax("not a JSON value")
 	}
 	if err := p.parseStruct(root); err != nil {
 		return err
@@ -261,11 +264,15 @@ func (p *jsonParser) noMatchError() error {
 }
 
 // describe names the JSON value at the current position for an error
-// message: `string "x"`, `number 1.5`, `boolean true`, `object`, `array`.
+// message: `string "x"`, `number 1.5`, `boolean true`, `null`, `object`,
+// `array`, or invalidJSON when no JSON value starts there (`nope`,
+// `trueish`, `123abc`). It leaves the position where it was.
 func (p *jsonParser) describe() string {
 	if p.pos >= len(p.in) {
 		return "end of input"
 	}
+	start := p.pos
+	defer func() { p.pos = start }()
 	switch c := p.in[p.pos]; {
 	case c == '"':
 		s, err := p.stringTmp()
@@ -281,21 +288,40 @@ func (p *jsonParser) describe() string {
 	case c == '[':
 		return "array"
 	case c == 't':
-		if p.literal("true") {
+		if p.literal("true") && p.delimited() {
 			return "boolean true"
 		}
 	case c == 'f':
-		if p.literal("false") {
+		if p.literal("false") && p.delimited() {
 			return "boolean false"
 		}
 	case c == 'n':
-		return "null"
+		if p.literal("null") && p.delimited() {
+			return "null"
+		}
 	case c == '-' || (c >= '0' && c <= '9'):
-		if num, err := p.scanNumber(); err == nil {
+		if num, err := p.scanNumber(); err == nil && p.delimited() {
 			return "number " + string(num.lit)
 		}
 	}
-	return "invalid JSON"
+	return invalidJSON
+}
+
+// invalidJSON is what describe names input where no JSON value starts.
+const invalidJSON = "invalid JSON"
+
+// delimited reports whether the token that ends at the position ends where
+// JSON lets one end: at the end of the input, white space, ',', ':', ']'
+// or '}' (RFC 8259 §2).
+func (p *jsonParser) delimited() bool {
+	if p.pos >= len(p.in) {
+		return true
+	}
+	switch p.in[p.pos] {
+	case ' ', '\t', '\n', '\r', ',', ':', ']', '}':
+		return true
+	}
+	return false
 }
 
 func truncUTF8(b []byte, n int) []byte {
@@ -547,7 +573,11 @@ func (p *jsonParser) parseValue(n *node) error {
 }
 
 func (p *jsonParser) mismatch(n *node) error {
-	return convErr("cannot convert %s to %s", p.describe(), n.typeName())
+	d := p.describe()
+	if d == invalidJSON {
+		return p.unexpected()
+	}
+	return convErr("cannot convert %s to %s", d, n.typeName())
 }
 
 // skipValue checks and skips one JSON value of a field not in the schema.

@@ -150,7 +150,13 @@ func TestJSONConversions(t *testing.T) {
 		{"string from object", P.String, `{"a":1}`, nil, "cannot convert object to string"},
 		{"string from array", P.String, `[1]`, nil, "cannot convert array to string"},
 		{"string from bad number", P.String, `01`, nil, "invalid JSON"},
-		{"string from bad literal", P.String, `tru`, nil, "cannot convert invalid JSON to string"},
+		{"string from bad literal", P.String, `tru`, nil, "unexpected character 't'"},
+		// A reason names what is there: no JSON value is not null, a
+		// boolean or a number (`nope` is not null, `123abc` not 123).
+		{"long from bare word", P.Int64, `nope`, nil, "unexpected character 'n'"},
+		{"long from word after a number", P.Int64, `123abc`, nil, "unexpected character 'a'"},
+		{"bool from longer word", P.Bool, `trueish`, nil, "unexpected character 'i'"},
+		{"long from true", P.Int64, `true`, nil, "cannot convert boolean true to long"},
 		// The other direction stays strict.
 		{"long from numeric string", P.Int64, `"1941"`, nil, `cannot convert string "1941" to long`},
 		{"boolean from string", P.Bool, `"false"`, nil, `cannot convert string "false" to boolean`},
@@ -246,7 +252,7 @@ func TestJSONConversions(t *testing.T) {
 			`{"x":1,"x":2}`, nil, `duplicate map key "x"`},
 		{"invalid json", P.Int64, `1 2`, nil, "invalid JSON"},
 		{"trailing comma", P.Int64, `1,`, nil, "invalid JSON"},
-		{"bad literal", P.Bool, `tru`, nil, "cannot convert invalid JSON to boolean"},
+		{"bad literal", P.Bool, `tru`, nil, "unexpected character 't'"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -270,6 +276,14 @@ func TestJSONTopLevel(t *testing.T) {
 	}
 	_, _, err := rows(t, sc, `[1]`)
 	require.EqualError(t, err, "value is not a JSON object (found array)")
+	_, _, err = rows(t, sc, `null`)
+	require.EqualError(t, err, "value is not a JSON object (found null)")
+	// Not JSON at all is a syntax error at its first byte, not "null".
+	for _, in := range []string{`not json at all`, `nope`, `nul`, `trueish`, `123abc`} {
+		_, _, err = rows(t, sc, in)
+		require.ErrorContains(t, err, "not a JSON value", in)
+		require.NotContains(t, err.Error(), "found", in)
+	}
 
 	sc2, err := codec.TableSchema(codec.Raw, codec.JSON, sc)
 	require.NoError(t, err)

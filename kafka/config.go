@@ -30,8 +30,20 @@ func (cfg Config) WithDefaults() Config {
 	return settings.Defaults(cfg, Config{RequestTimeout: DefaultRequestTimeout, Logger: slog.Default()})
 }
 
-// Validate returns a wrapped *settings.Error when Brokers is empty or
-// RequestTimeout negative.
+// Validate returns a wrapped *settings.Error when Brokers is empty or has
+// an address that is not HOST:PORT, or RequestTimeout is negative.
 func (cfg Config) Validate() error {
-	return settings.Check("kafka", settings.Required("kafka", strings.Join(cfg.Brokers, ",")), settings.Negative(cfg))
+	return settings.Check("kafka", settings.Required("kafka", strings.Join(cfg.Brokers, ",")),
+		checkBrokers(cfg.Brokers), settings.Negative(cfg))
+}
+
+// checkBrokers: franz-go would take "host" or "host:x" and then fail every
+// dial, so a seed must be HOST:PORT with a port from 1 to 65535.
+func checkBrokers(brokers []string) error {
+	for _, b := range brokers {
+		if err := settings.CheckHostPort(b, false); err != nil {
+			return settings.Errorf("kafka", "has %q, not a broker address: %v", b, err)
+		}
+	}
+	return nil
 }

@@ -108,6 +108,9 @@ func (c Config) Validate() error {
 	if err := settings.Required("postgres", c.PostgresURL); err != nil {
 		return err
 	}
+	if err := settings.CheckHostPort(c.Listen, true); err != nil {
+		return settings.Errorf("listen", "%q is not an address to listen on: %v", c.Listen, err)
+	}
 	// An Advertise left empty becomes the listener's URL, which is valid.
 	c.Advertise = cmp.Or(c.Advertise, "http://127.0.0.1")
 	return c.plan(nil).validate()

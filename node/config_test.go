@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,7 +40,14 @@ func TestValidateRejectsNegatives(t *testing.T) {
 		"advertise":       func(c *Config) { c.Advertise = "mink-0:8181" },
 		"postgres":        func(c *Config) { c.PostgresURL = "" },
 		"kafka":           func(c *Config) { c.KafkaBrokers = nil },
+		// Values no retry can fix fail before any connection, too.
+		"kafka ":    func(c *Config) { c.KafkaBrokers = []string{"127.0.0.1:1", "nohostport"} },
+		"kafka  ":   func(c *Config) { c.KafkaBrokers = []string{"h:notaport"} },
+		"postgres ": func(c *Config) { c.PostgresURL = "not a url" },
+		"listen":    func(c *Config) { c.Listen = "bad" },
+		"listen ":   func(c *Config) { c.Listen = "127.0.0.1:99999" },
 	} {
+		key := strings.TrimSpace(key)
 		t.Run(key, func(t *testing.T) {
 			cfg := valid()
 			set(&cfg)
@@ -57,6 +65,16 @@ func TestValidateRejectsNegatives(t *testing.T) {
 		})
 	}
 	require.NoError(t, valid().Validate())
+	for _, set := range []func(*Config){
+		func(c *Config) { c.Listen = "127.0.0.1:0" },
+		func(c *Config) { c.Listen = "[::1]:8181" },
+		func(c *Config) { c.PostgresURL = "host=db dbname=mink user=mink" },
+		func(c *Config) { c.KafkaBrokers = []string{"kafka-0.kafka:9092", "[::1]:9092"} },
+	} {
+		cfg := valid()
+		set(&cfg)
+		require.NoError(t, cfg.Validate(), "%+v", cfg)
+	}
 }
 
 // Zero means the documented default, for the node's settings and for

@@ -3,6 +3,8 @@ package pgstore
 import (
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/minkhq/mink/internal/settings"
 )
 
@@ -39,6 +41,22 @@ func (cfg Config) WithDefaults() Config {
 	return settings.Defaults(cfg, Config{MaxConns: DefaultMaxConns, IdleInTransactionTimeout: DefaultIdleInTransactionTimeout})
 }
 
-// Validate returns a wrapped *settings.Error for a negative MaxConns or
-// IdleInTransactionTimeout. It does not connect.
-func (cfg Config) Validate() error { return settings.Check("pgstore", settings.Negative(cfg)) }
+// Validate returns a wrapped *settings.Error for a URL pgx cannot parse
+// (key postgres) or a negative MaxConns or IdleInTransactionTimeout. It
+// does not connect.
+func (cfg Config) Validate() error {
+	return settings.Check("pgstore", checkURL(cfg.URL), settings.Negative(cfg))
+}
+
+// checkURL parses a non-empty URL as pgxpool would: a string it cannot
+// parse would otherwise fail every connection attempt, forever.
+func checkURL(url string) error {
+	if url == "" {
+		return nil
+	}
+	if _, err := pgxpool.ParseConfig(url); err != nil {
+		// pgconn's message quotes the string with its password hidden.
+		return settings.Errorf("postgres", "is not a PostgreSQL URL or connection string: %v", err)
+	}
+	return nil
+}

@@ -10,8 +10,11 @@
 package settings
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"reflect"
+	"strconv"
 )
 
 // Error is a setting a Config's Validate rejected.
@@ -76,6 +79,21 @@ func Check(pkg string, errs ...error) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", pkg, err)
 		}
+	}
+	return nil
+}
+
+// CheckHostPort returns an error unless addr is HOST:PORT (the host may be
+// empty or an IPv6 literal in brackets) with a decimal port from 1 to
+// 65535, or 0 too when zero is true (a listener's "any free port").
+func CheckHostPort(addr string, zero bool) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errors.New("want HOST:PORT")
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n > 65535 || n < 0 || (n == 0 && !zero) {
+		return fmt.Errorf("port %q is not a TCP port", port)
 	}
 	return nil
 }
