@@ -73,6 +73,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	case "scan":
 		err = scan(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
+		if len(args) > 1 && args[1] != "help" && !strings.HasPrefix(args[1], "-") {
+			// `mink help serve` is `mink serve -h`: that command's flags.
+			return Main([]string{args[1], "-h"}, stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:

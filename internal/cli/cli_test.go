@@ -101,4 +101,11 @@ func TestCommandHelp(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	require.Equal(t, 0, Main([]string{"help"}, &stdout, &stderr))
 	require.Contains(t, stdout.String(), "mink scan NS.NAME")
+
+	// `mink help serve` is `mink serve -h`.
+	stdout.Reset()
+	require.Equal(t, 0, Main([]string{"help", "serve"}, &stdout, &stderr))
+	require.Empty(t, stderr.String())
+	require.Contains(t, stdout.String(), "Flags of mink serve:")
+	require.Contains(t, stdout.String(), "  -lease-ttl duration")
 }
