@@ -246,7 +246,7 @@ type TailFile struct {
 
 // Added is f as a data file to add in a commit of t.
 func (f *TailFile) Added(t *tables.Table) icebergmeta.AddedFile {
-	return icebergmeta.AddedFile{Path: Warehouse(t) + f.Key, Partition: f.Partition, FileSize: f.Size, Stats: f.Stats}
+	return icebergmeta.AddedFile{Path: t.WarehouseLocation() + f.Key, Partition: f.Partition, FileSize: f.Size, Stats: f.Stats}
 }
 
 // InsertTailFiles records files as committed by snapshotID in tx. Each must
@@ -334,7 +334,3 @@ func Build(ctx context.Context, kc *kafka.Client, t, src *tables.Table, p int32,
 	return &TailFile{Key: t.DataFileKey(p, start, end, datafile.EncoderVersion), Partition: p, Start: start, End: end,
 		Size: int64(len(f.Bytes)), Records: f.Stats.RecordCount, Stats: f.Stats, File: f}, nil
 }
-
-// Warehouse is "s3://<warehouse>/", the prefix of t's location before its
-// key (t.WarehouseLocation).
-func Warehouse(t *tables.Table) string { return t.WarehouseLocation() }

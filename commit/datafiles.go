@@ -38,7 +38,7 @@ func (f *DataFile) Key(t *tables.Table) string {
 
 // Added is f as a data file to add in a commit of t.
 func (f *DataFile) Added(t *tables.Table) icebergmeta.AddedFile {
-	return icebergmeta.AddedFile{Path: Warehouse(t) + f.Key(t), Partition: f.Partition, FileSize: int64(len(f.File.Bytes)), Stats: f.File.Stats}
+	return icebergmeta.AddedFile{Path: t.WarehouseLocation() + f.Key(t), Partition: f.Partition, FileSize: int64(len(f.File.Bytes)), Stats: f.File.Stats}
 }
 
 // InsertDataFile records f as a data file of t in tx. The caller's

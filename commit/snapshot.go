@@ -74,7 +74,7 @@ func Rewrite(ctx context.Context, tx pgx.Tx, h *Head, lease *cluster.Lease, summ
 	}
 	removed := make([]string, len(c.Removed))
 	for i, k := range c.Removed {
-		removed[i] = Warehouse(h.Table) + k
+		removed[i] = h.Table.WarehouseLocation() + k
 	}
 	res, err := icebergmeta.Rewrite(ctx, icebergmeta.RewriteInput{
 		Metadata: h.Metadata, MetadataLocation: h.MetadataLocation, Parsed: md, Removed: removed, Added: c.Added,

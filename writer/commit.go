@@ -41,7 +41,7 @@ type indexedFile struct {
 }
 
 func (f indexedFile) added(t *tables.Table) icebergmeta.AddedFile {
-	return icebergmeta.AddedFile{Path: commit.Warehouse(t) + f.key, Partition: f.partition, FileSize: f.size, Stats: f.stats}
+	return icebergmeta.AddedFile{Path: t.WarehouseLocation() + f.key, Partition: f.partition, FileSize: f.size, Stats: f.stats}
 }
 
 // partPlan is what one round commits for one partition of a table whose
