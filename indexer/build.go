@@ -65,19 +65,19 @@ func (b *Builder) Build(ctx context.Context, key string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %s", objects.ErrNotFound, key)
 	}
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, pgstore.Unavailable(err)
 	}
 	t, err := tables.Get(ctx, b.pool, tableID)
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, pgstore.Unavailable(err)
 	}
 	src, err := tables.Source(ctx, b.pool, t)
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, pgstore.Unavailable(err)
 	}
 	built, err := commit.Build(ctx, b.kafka, t, src, ref.Partition, ref.Start, ref.End)
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, pgstore.Unavailable(err)
 	}
 	if built == nil {
 		b.markForRebuild(ctx, key)
@@ -101,8 +101,3 @@ func (b *Builder) Build(ctx context.Context, key string) ([]byte, error) {
 func (b *Builder) markForRebuild(ctx context.Context, key string) {
 	_, _ = b.pool.Exec(context.WithoutCancel(ctx), dataFileMarkRebuildSQL, key)
 }
-
-// unavailable marks a Postgres error that means the database could not be
-// reached with outage.ErrUnavailable (Kafka's errors carry it already), for
-// the S3 API to answer 503.
-func unavailable(err error) error { return pgstore.Unavailable(err) }

@@ -108,11 +108,11 @@ func tailOf(ends map[int32]int64, offs map[int32]kafka.Offsets) []tailRange {
 func (l *Loader) LoadTable(ctx context.Context, committed catalog.Table) (catalog.Table, error) {
 	t, err := tables.Get(ctx, l.pool, committed.ID)
 	if err != nil {
-		return committed, unavailable(err)
+		return committed, pgstore.Unavailable(err)
 	}
 	src, err := tables.Source(ctx, l.pool, t)
 	if err != nil {
-		return committed, unavailable(err)
+		return committed, pgstore.Unavailable(err)
 	}
 	// Read Kafka first: every record acknowledged before this load is
 	// below these offsets, whatever is committed meanwhile.
@@ -122,13 +122,13 @@ func (l *Loader) LoadTable(ctx context.Context, committed catalog.Table) (catalo
 	}
 	h, err := commit.Read(ctx, l.pool, t, src)
 	if err != nil {
-		return committed, unavailable(err)
+		return committed, pgstore.Unavailable(err)
 	}
 	if added, err := l.addPartitions(ctx, src, h, offs); err != nil {
-		return committed, unavailable(err)
+		return committed, pgstore.Unavailable(err)
 	} else if added {
 		if h, err = commit.Read(ctx, l.pool, t, src); err != nil {
-			return committed, unavailable(err)
+			return committed, pgstore.Unavailable(err)
 		}
 	}
 	out := committed
@@ -139,7 +139,7 @@ func (l *Loader) LoadTable(ctx context.Context, committed catalog.Table) (catalo
 			return l.extend(context.WithoutCancel(ctx), h, offs)
 		})
 		if err != nil {
-			return committed, unavailable(err)
+			return committed, pgstore.Unavailable(err)
 		}
 		h = v.(*commit.Head)
 	}
@@ -352,8 +352,3 @@ func (l *Loader) build(ctx context.Context, t, src *tables.Table, tail []tailRan
 	}
 	return nil
 }
-
-// unavailable marks a Postgres error that means the database could not be
-// reached with outage.ErrUnavailable (Kafka's errors carry it already), for
-// the catalog API to answer 503.
-func unavailable(err error) error { return pgstore.Unavailable(err) }
