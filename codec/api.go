@@ -13,22 +13,50 @@ const (
 	Raw    Format = "raw"
 	String Format = "string"
 	JSON   Format = "json"
+	// The Schema Registry formats: Confluent wire format (magic byte 0, a
+	// 4-byte schema id, for Protobuf the message indexes), then the
+	// payload, decoded with the writer's schema from the registry
+	// (docs/formats.md).
+	Avro       Format = "avro"
+	Protobuf   Format = "protobuf"
+	JSONSchema Format = "json-schema"
 )
+
+// Registry reports whether f is a Schema Registry format (avro, protobuf,
+// json-schema).
+func (f Format) Registry() bool { return f == Avro || f == Protobuf || f == JSONSchema }
+
+// KeyColumnName is the top-level column (right after _kafka) that holds a
+// key decoded in a registry format. _kafka.key keeps the key's bytes.
+const KeyColumnName = "key"
+
+// KeyColumns is the number of top-level columns between _kafka and the
+// value columns: 1 (the decoded key) for a registry key format, else 0.
+func KeyColumns(keyFormat Format) int {
+	if keyFormat.Registry() {
+		return 1
+	}
+	return 0
+}
 
 // TableSchema returns a table's Iceberg schema: the _kafka struct (field ids
 // 1-10, pinned by a golden test) followed by the value columns of the format:
-// raw → value binary, string → value string, json → the fields of the
-// declared schema with fresh ids from 11 on. declared is nil for raw and
-// string, required for json (inference comes later).
+// raw → value binary, string → value string, json and the registry formats →
+// the fields of the declared schema with fresh ids from 11 on. declared is
+// nil for raw and string, required for the others; for a registry key format
+// its first field is the decoded key column (KeyColumnName), and for a
+// registry value format its fields are the converted writer schema's
+// columns (a struct's fields, or one column named value).
 //
 // Fresh ids are assigned depth-first in pre-order: a field takes the next id,
 // then the fields nested in its type (list element, map key then value,
 // struct fields) take theirs before its next sibling. Names, types,
 // required-ness and docs are kept; initial/write defaults (format v3) are
-// dropped. Errors: unsupported key format (json keys are not supported yet),
-// json without a declared schema, raw/string with one, a declared field named
-// _kafka, or a declared type the JSON decoder does not support (see
-// [ErrUnsupported]).
+// dropped. Errors: unsupported key format (json keys are not supported),
+// json or a registry format without a declared schema, raw/string with one,
+// a declared field named _kafka, a registry key format whose first declared
+// field is not the key column, or a declared type the decoders do not
+// support (see [ErrUnsupported]).
 func TableSchema(keyFormat, valueFormat Format, declared *iceberg.Schema) (*iceberg.Schema, error) {
 	return tableSchema(keyFormat, valueFormat, declared)
 }

@@ -24,6 +24,7 @@ type Decoder struct {
 	isNull bool
 	js     jsonParser
 	paths  [][]byte // UnknownPaths
+	reg    *registryDecoder
 }
 
 // NewDecoder returns a decoder of values in format for schema, a table
@@ -33,16 +34,58 @@ type Decoder struct {
 // with _kafka, a schema whose value columns do not fit the format, or, for
 // json, two fields of one struct whose names are equal (or equal under
 // case folding with [MatchCaseInsensitive]).
+//
+// Registry formats need [NewDecoderConfig].
 func NewDecoder(format Format, schema *iceberg.Schema, opts JSONOptions) (*Decoder, error) {
+	return NewDecoderConfig(schema, DecoderConfig{Format: format, KeyFormat: Raw, JSON: opts})
+}
+
+// DecoderConfig says what a [Decoder] decodes.
+type DecoderConfig struct {
+	// Format is the format of what is decoded (the table's value format,
+	// or its key format when Key is set).
+	Format Format
+	// KeyFormat is the table's key format: with a registry key format the
+	// schema's column after _kafka is the decoded key (KeyColumns).
+	KeyFormat Format
+	// Key decodes record keys into the key column instead of values into
+	// the value columns (registry key formats only).
+	Key bool
+	// JSON steers json and json-schema values.
+	JSON JSONOptions
+	// Writers gives the writer schemas of registry formats.
+	Writers WriterSchemas
+}
+
+// NewDecoderConfig returns a decoder of values (or, with cfg.Key, keys)
+// for schema, a table schema from [TableSchema]. Errors: those of
+// NewDecoder, and a registry format without Writers.
+func NewDecoderConfig(schema *iceberg.Schema, cfg DecoderConfig) (*Decoder, error) {
+	format := cfg.Format
 	if schema == nil {
 		return nil, errors.New("codec: nil schema")
 	}
 	fields := schema.Fields()
-	if len(fields) < 2 || fields[0].Name != KafkaColumn || fields[0].ID != KafkaFieldID {
+	skip := 1 + KeyColumns(cfg.KeyFormat)
+	if len(fields) <= skip || fields[0].Name != KafkaColumn || fields[0].ID != KafkaFieldID {
 		return nil, fmt.Errorf("codec: schema must start with %s (id %d) and have value columns", KafkaColumn, KafkaFieldID)
 	}
-	values := fields[1:]
+	values := fields[skip:]
+	if cfg.Key {
+		if !cfg.KeyFormat.Registry() || cfg.Format != cfg.KeyFormat {
+			return nil, fmt.Errorf("codec: key format %s is not decoded into a column", cfg.KeyFormat)
+		}
+		values = fields[1:2]
+	}
 	d := &Decoder{format: format}
+	if format.Registry() {
+		reg, err := newRegistryDecoder(cfg, values)
+		if err != nil {
+			return nil, err
+		}
+		d.reg = reg
+		return d, nil
+	}
 	switch format {
 	case Raw, String:
 		want := iceberg.Type(iceberg.PrimitiveTypes.Binary)
@@ -53,12 +96,12 @@ func NewDecoder(format Format, schema *iceberg.Schema, opts JSONOptions) (*Decod
 			return nil, fmt.Errorf("codec: value format %s needs exactly one %s value column", format, want)
 		}
 	case JSON:
-		root, err := compileStruct(values, "", opts)
+		root, err := compileStruct(values, "", cfg.JSON)
 		if err != nil {
 			return nil, err
 		}
 		d.root = root
-		d.js.opts = opts
+		d.js.opts = cfg.JSON
 	default:
 		return nil, fmt.Errorf("value format %q: %w", format, ErrUnsupported)
 	}
@@ -67,6 +110,9 @@ func NewDecoder(format Format, schema *iceberg.Schema, opts JSONOptions) (*Decod
 
 // Columns is the number of value columns Append fills.
 func (d *Decoder) Columns() int {
+	if d.reg != nil {
+		return len(d.reg.columns)
+	}
 	if d.root != nil {
 		return len(d.root.fields)
 	}
@@ -90,6 +136,9 @@ func (d *Decoder) Columns() int {
 // bytes straight from it.
 func (d *Decoder) Decode(value []byte) error {
 	d.value, d.isNull = nil, true
+	if d.reg != nil {
+		return d.reg.decode(value)
+	}
 	switch d.format {
 	case Raw:
 	case String:
@@ -117,6 +166,9 @@ func (d *Decoder) Unknown() int {
 	if d.format == JSON {
 		return d.js.unknown
 	}
+	if d.reg != nil {
+		return d.reg.unknown()
+	}
 	return 0
 }
 
@@ -132,6 +184,9 @@ func (d *Decoder) UnknownPaths() [][]byte {
 	if d.format == JSON {
 		d.paths = d.js.unknownPaths(d.paths)
 	}
+	if d.reg != nil && d.reg.cur != nil && d.reg.cur.json {
+		d.paths = d.reg.js.unknownPaths(d.paths)
+	}
 	return d.paths
 }
 
@@ -141,6 +196,10 @@ func (d *Decoder) UnknownPaths() [][]byte {
 // large types). It panics if a builder does not match its column, which is
 // a programming error.
 func (d *Decoder) Append(cols []array.Builder) {
+	if d.reg != nil {
+		d.reg.append(cols)
+		return
+	}
 	switch d.format {
 	case Raw:
 		b := cols[0].(*array.BinaryBuilder)
@@ -163,10 +222,11 @@ func (d *Decoder) Append(cols []array.Builder) {
 
 // CheckKey reports whether a record key decodes in format: raw keys always
 // do, string keys must be valid UTF-8. A null key is always valid (a null
-// key column). Other formats are an error (see [TableSchema]).
+// key column). Registry formats are checked by their key Decoder (nil
+// here). Other formats are an error (see [TableSchema]).
 func CheckKey(format Format, key []byte) error {
 	switch format {
-	case Raw:
+	case Raw, Avro, Protobuf, JSONSchema:
 		return nil
 	case String:
 		if key != nil && !utf8.Valid(key) {

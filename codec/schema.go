@@ -63,7 +63,7 @@ func kafkaField(keyFormat Format) iceberg.NestedField {
 
 func checkKeyFormat(f Format) error {
 	switch f {
-	case Raw, String:
+	case Raw, String, Avro, Protobuf, JSONSchema:
 		return nil
 	case JSON:
 		return fmt.Errorf("key format json: %w (not yet)", ErrUnsupported)
@@ -88,14 +88,19 @@ func tableSchema(keyFormat, valueFormat Format, declared *iceberg.Schema) (*iceb
 		}
 		return iceberg.NewSchema(0, kafka,
 			iceberg.NestedField{ID: FirstValueFieldID, Name: "value", Type: typ}), nil
-	case JSON:
+	case JSON, Avro, Protobuf, JSONSchema:
 		if declared == nil {
-			return nil, errors.New("value format json needs a declared schema (inference is not supported yet)")
+			return nil, fmt.Errorf("value format %s needs a declared schema", valueFormat)
 		}
-		if len(declared.Fields()) == 0 {
-			return nil, errors.New("value format json: declared schema has no field")
+		if len(declared.Fields()) <= KeyColumns(keyFormat) {
+			return nil, fmt.Errorf("value format %s: declared schema has no value field", valueFormat)
 		}
-		ids := idAllocator{next: FirstValueFieldID}
+		if keyFormat.Registry() && declared.Fields()[0].Name != KeyColumnName {
+			return nil, fmt.Errorf("key format %s: the first declared field must be the key column %q", keyFormat, KeyColumnName)
+		}
+		// JSON object keys are strings; Avro and Protobuf map keys may be
+		// any primitive.
+		ids := idAllocator{next: FirstValueFieldID, anyMapKey: valueFormat == Avro || valueFormat == Protobuf || keyFormat == Avro || keyFormat == Protobuf}
 		fields := []iceberg.NestedField{kafka}
 		if err := uniqueNames(declared.Fields(), ""); err != nil {
 			return nil, err
@@ -131,7 +136,10 @@ func uniqueNames(fields []iceberg.NestedField, prefix string) error {
 }
 
 // idAllocator hands out fresh field ids in depth-first pre-order.
-type idAllocator struct{ next int }
+type idAllocator struct {
+	next      int
+	anyMapKey bool // map keys other than string (Avro, Protobuf)
+}
 
 func (a *idAllocator) id() int {
 	id := a.next
@@ -171,16 +179,20 @@ func (a *idAllocator) typ(t iceberg.Type, path string) (iceberg.Type, error) {
 		}
 		return &iceberg.ListType{ElementID: id, Element: elem, ElementRequired: t.ElementRequired}, nil
 	case *iceberg.MapType:
-		if _, ok := t.KeyType.(iceberg.StringType); !ok {
+		if _, ok := t.KeyType.(iceberg.StringType); !ok && !a.anyMapKey {
 			return nil, fmt.Errorf("field %s: map key type %s: %w (JSON object keys are strings)", path, t.KeyType, ErrUnsupported)
 		}
 		kid := a.id()
 		vid := a.id()
+		key, err := a.typ(t.KeyType, path+".key")
+		if err != nil {
+			return nil, err
+		}
 		val, err := a.typ(t.ValueType, path+".value")
 		if err != nil {
 			return nil, err
 		}
-		return &iceberg.MapType{KeyID: kid, KeyType: t.KeyType, ValueID: vid, ValueType: val, ValueRequired: t.ValueRequired}, nil
+		return &iceberg.MapType{KeyID: kid, KeyType: key, ValueID: vid, ValueType: val, ValueRequired: t.ValueRequired}, nil
 	case iceberg.BooleanType, iceberg.Int32Type, iceberg.Int64Type, iceberg.Float32Type,
 		iceberg.Float64Type, iceberg.DateType, iceberg.TimeType, iceberg.TimestampType,
 		iceberg.TimestampTzType, iceberg.StringType, iceberg.BinaryType, iceberg.UUIDType,

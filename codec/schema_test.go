@@ -134,11 +134,24 @@ func TestSchemaErrors(t *testing.T) {
 	require.ErrorIs(t, err, codec.ErrUnsupported)
 	require.ErrorContains(t, err, "json")
 
-	_, err = codec.TableSchema("avro", codec.Raw, nil)
+	_, err = codec.TableSchema("xml", codec.Raw, nil)
 	require.ErrorIs(t, err, codec.ErrUnsupported)
 
 	_, err = codec.TableSchema(codec.Raw, "protobuf", nil)
-	require.ErrorIs(t, err, codec.ErrUnsupported)
+	require.EqualError(t, err, "value format protobuf needs a declared schema")
+
+	_, err = codec.TableSchema(codec.Avro, codec.Avro, iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "a", Type: iceberg.PrimitiveTypes.String}))
+	require.EqualError(t, err, `value format avro: declared schema has no value field`)
+	_, err = codec.TableSchema(codec.Avro, codec.Avro, iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "a", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 2, Name: "b", Type: iceberg.PrimitiveTypes.String}))
+	require.EqualError(t, err, `key format avro: the first declared field must be the key column "key"`)
+	// A decoded key and a value field named key would be one name twice.
+	_, err = codec.TableSchema(codec.Protobuf, codec.Avro, iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "key", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 2, Name: "key", Type: iceberg.PrimitiveTypes.String}))
+	require.EqualError(t, err, "declared field key: the name appears twice in one struct")
 
 	_, err = codec.TableSchema(codec.Raw, codec.Raw, mustSchema(t, declaredJSON))
 	require.Error(t, err)
@@ -170,4 +183,26 @@ func TestSchemaErrors(t *testing.T) {
 		require.ErrorIs(t, err, codec.ErrUnsupported, typ.String())
 		require.ErrorContains(t, err, "field a.b", typ.String())
 	}
+}
+
+// A registry table: _kafka, the decoded key column, then the value
+// columns, ids in pre-order from 11; Avro and Protobuf maps may have keys
+// other than strings.
+func TestRegistryTableSchema(t *testing.T) {
+	sc, err := codec.TableSchema(codec.Avro, codec.Protobuf, iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "key", Type: iceberg.PrimitiveTypes.String, Required: true},
+		iceberg.NestedField{ID: 2, Name: "counts", Type: &iceberg.MapType{KeyID: 3, KeyType: iceberg.PrimitiveTypes.Int32,
+			ValueID: 4, ValueType: iceberg.PrimitiveTypes.Int64, ValueRequired: true}, Required: true},
+		iceberg.NestedField{ID: 5, Name: "name", Type: iceberg.PrimitiveTypes.String}))
+	require.NoError(t, err)
+	fs := sc.Fields()
+	require.Len(t, fs, 4)
+	require.Equal(t, []string{"_kafka", "key", "counts", "name"}, []string{fs[0].Name, fs[1].Name, fs[2].Name, fs[3].Name})
+	require.Equal(t, []int{11, 12, 15}, []int{fs[1].ID, fs[2].ID, fs[3].ID})
+	m := fs[2].Type.(*iceberg.MapType)
+	require.Equal(t, 13, m.KeyID)
+	require.Equal(t, 14, m.ValueID)
+	require.Equal(t, iceberg.PrimitiveTypes.Int32, m.KeyType)
+	require.Equal(t, 1, codec.KeyColumns(codec.Avro))
+	require.Equal(t, 0, codec.KeyColumns(codec.String))
 }

@@ -35,6 +35,9 @@ type Spec struct {
 	// JSON are the json decoder's options, from the table's properties
 	// (codec.JSONOptionsOf); the zero value is the default.
 	JSON codec.JSONOptions
+	// Writers gives the writer schemas of registry formats (key or value),
+	// prepared for the range (package schemas); nil for other formats.
+	Writers codec.WriterSchemas
 }
 
 // Stats are the Iceberg column statistics of one data file, keyed by

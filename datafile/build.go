@@ -220,18 +220,28 @@ func build(spec *Spec, records []*kgo.Record) (*Result, error) {
 	if len(records) == 0 {
 		return res, nil
 	}
-	dec, err := codec.NewDecoder(spec.ValueFormat, spec.Schema, spec.JSON)
+	dec, err := codec.NewDecoderConfig(spec.Schema, codec.DecoderConfig{Format: spec.ValueFormat, KeyFormat: spec.KeyFormat,
+		JSON: spec.JSON, Writers: spec.Writers})
 	if err != nil {
 		return nil, fmt.Errorf("datafile: %w", err)
 	}
+	// A registry key format is decoded into the key column after _kafka.
+	var keyDec *codec.Decoder
+	if spec.KeyFormat.Registry() {
+		if keyDec, err = codec.NewDecoderConfig(spec.Schema, codec.DecoderConfig{Format: spec.KeyFormat, KeyFormat: spec.KeyFormat,
+			Key: true, Writers: spec.Writers}); err != nil {
+			return nil, fmt.Errorf("datafile: %w", err)
+		}
+	}
+	valueCol := 1 + codec.KeyColumns(spec.KeyFormat)
 	mem := memory.NewGoAllocator()
 	data, err := newFile(mem, spec.Schema)
 	if err != nil {
 		return nil, err
 	}
-	if len(data.cols) != 1+dec.Columns() {
+	if len(data.cols) != valueCol+dec.Columns() {
 		data.rb.Release()
-		return nil, fmt.Errorf("datafile: schema has %d columns, decoder fills %d", len(data.cols), 1+dec.Columns())
+		return nil, fmt.Errorf("datafile: schema has %d columns, decoders fill %d", len(data.cols), valueCol+dec.Columns())
 	}
 	// Reserve the binary column data up front: growing it by doubling
 	// costs copies and zeroing.
@@ -241,7 +251,7 @@ func build(spec *Spec, records []*kgo.Record) (*Result, error) {
 		valueBytes += len(r.Value)
 	}
 	data.reserve(len(records), keyBytes)
-	switch b := data.cols[1].(type) {
+	switch b := data.cols[valueCol].(type) {
 	case *array.BinaryBuilder:
 		b.ReserveData(valueBytes)
 	case *array.StringBuilder:
@@ -254,13 +264,19 @@ func build(spec *Spec, records []*kgo.Record) (*Result, error) {
 		if reason == nil {
 			reason = checkRecord(spec.KeyFormat, r)
 		}
+		if reason == nil && keyDec != nil {
+			reason = keyDec.Decode(r.Key)
+		}
 		if reason == nil {
 			reason = dec.Decode(r.Value)
 			unknown.add(res, dec)
 		}
 		if reason == nil {
 			data.appendKafka(r, ts, tsType, spec.KeyFormat, false)
-			dec.Append(data.cols[1:])
+			if keyDec != nil {
+				keyDec.Append(data.cols[1:2])
+			}
+			dec.Append(data.cols[valueCol:])
 			continue
 		}
 		if dlq == nil {

@@ -29,6 +29,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
@@ -116,6 +117,11 @@ type AppendInput struct {
 	// Summary holds extra snapshot summary properties (the spec allows
 	// any); Mink's own are named "mink.…", e.g. SummaryCommittedBy.
 	Summary map[string]string
+	// Schemas are table schema versions the metadata does not list yet
+	// (ids above its current schema's, consecutive, in order): they are
+	// added to "schemas" and the last becomes the current schema (the
+	// snapshot's schema-id). Schema evolution, docs/design.md §4.7.
+	Schemas []*iceberg.Schema
 }
 
 // SummaryCommittedBy is the snapshot summary property that says which

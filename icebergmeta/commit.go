@@ -29,12 +29,13 @@ import (
 type commit struct {
 	base         table.Metadata
 	baseLocation string
-	version      int       // NNNNN of the current metadata file
-	uuid         uuid.UUID // names the commit's files
-	location     string    // the table's location, no trailing slash
-	snapshotID   int64     // the new snapshot's id
-	seq          int64     // the new snapshot's sequence number
-	timestampMs  int64     // the new snapshot's timestamp
+	version      int               // NNNNN of the current metadata file
+	uuid         uuid.UUID         // names the commit's files
+	location     string            // the table's location, no trailing slash
+	snapshotID   int64             // the new snapshot's id
+	seq          int64             // the new snapshot's sequence number
+	timestampMs  int64             // the new snapshot's timestamp
+	schemas      []*iceberg.Schema // schema versions to add (AppendInput.Schemas)
 }
 
 // openCommit checks a commit's input and parses the current metadata
@@ -155,6 +156,11 @@ func (c *commit) finish(parentID *int64, summary table.Summary, manifests []iceb
 
 	base := c.base
 	schemaID := base.CurrentSchema().ID
+	for _, sc := range c.schemas {
+		if sc.ID > schemaID {
+			schemaID = sc.ID
+		}
+	}
 	snap := table.Snapshot{
 		SnapshotID:       c.snapshotID,
 		ParentSnapshotID: parentID,
@@ -166,6 +172,9 @@ func (c *commit) finish(parentID *int64, summary table.Summary, manifests []iceb
 	}
 	b, err := table.MetadataBuilderFromBase(base, c.baseLocation)
 	if err != nil {
+		return nil, err
+	}
+	if err := addSchemas(b, base, c.schemas); err != nil {
 		return nil, err
 	}
 	if err := b.AddSnapshot(&snap); err != nil {
@@ -215,4 +224,37 @@ func marshalMetadata(md table.Metadata) ([]byte, error) {
 		return m.MarshalJSON()
 	}
 	return json.Marshal(md)
+}
+
+// addSchemas adds the schema versions the base does not list and makes the
+// newest current. iceberg-go numbers an added schema max+1 (or reuses an
+// equal one's id), so each must be the next id: versions are consecutive
+// and each differs from the one before.
+func addSchemas(b *table.MetadataBuilder, base table.Metadata, schemas []*iceberg.Schema) error {
+	have := make(map[int]bool, len(base.Schemas()))
+	for _, sc := range base.Schemas() {
+		have[sc.ID] = true
+	}
+	added := false
+	for _, sc := range schemas {
+		if have[sc.ID] {
+			continue
+		}
+		// AddSchema sets the id of the schema it is given: pass a copy,
+		// the caller's schemas are shared.
+		cp := iceberg.NewSchemaWithIdentifiers(sc.ID, sc.IdentifierFieldIDs, sc.Fields()...)
+		if err := b.AddSchema(cp); err != nil {
+			return fmt.Errorf("add schema %d: %w", sc.ID, err)
+		}
+		if cp.ID != sc.ID {
+			return fmt.Errorf("add schema %d: the metadata numbered it %d", sc.ID, cp.ID)
+		}
+		added = true
+	}
+	if added {
+		if err := b.SetCurrentSchemaID(-1); err != nil {
+			return fmt.Errorf("set current schema: %w", err)
+		}
+	}
+	return nil
 }

@@ -36,6 +36,7 @@ type RewriteInput struct {
 	Read       ReadFunc
 	CommitUUID uuid.UUID
 	Summary    map[string]string
+	Schemas    []*iceberg.Schema
 }
 
 // Rewrite makes a new snapshot of branch main that removes in.Removed and
@@ -72,6 +73,7 @@ func Rewrite(ctx context.Context, in RewriteInput) (*CommitResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.schemas = in.Schemas
 	parent := c.base.CurrentSnapshot()
 	if parent == nil || parent.ManifestList == "" {
 		return nil, fmt.Errorf("icebergmeta: rewrite: the table has no current snapshot")

@@ -1,6 +1,7 @@
 package tables
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -44,7 +45,53 @@ var (
 	leasePartitionInsertSQL string
 	//go:embed sql/lease_writer_insert.sql
 	leaseWriterInsertSQL string
+	//go:embed sql/schema_version_insert.sql
+	schemaVersionInsertSQL string
+	//go:embed sql/schema_versions.sql
+	schemaVersionsSQL string
 )
+
+// Table properties Mink sets from a Definition (docs/design.md §4.1).
+const (
+	// PropSubject and PropKeySubject: the registry subjects of the value
+	// and key schemas (Definition.Subject, KeySubject).
+	PropSubject    = "mink.value-subject"
+	PropKeySubject = "mink.key-subject"
+	// PropInfer is "true" for a json table whose schema is inferred and
+	// evolves with new fields (Definition.Infer).
+	PropInfer = "mink.json.infer"
+)
+
+// Infers reports whether t's json schema is inferred (PropInfer).
+func (t *Table) Infers() bool { return t.Properties[PropInfer] == "true" }
+
+// AddSchemaVersion stores schema (its ID the next version of table id)
+// and makes it the table's newest, in tx (which should hold the table's
+// row lock). reason says what made it.
+func AddSchemaVersion(ctx context.Context, tx pgx.Tx, id int64, schema *iceberg.Schema, reason string) error {
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, schemaVersionInsertSQL, id, schema.ID, b, reason)
+	return err
+}
+
+// SchemaVersions returns table id's schema versions above after (-1: all),
+// oldest first. The schemas are shared and read-only.
+func SchemaVersions(ctx context.Context, q Querier, id int64, after int) ([]*iceberg.Schema, error) {
+	rows, err := q.Query(ctx, schemaVersionsSQL, id, after)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*iceberg.Schema, error) {
+		var b []byte
+		if err := r.Scan(&b); err != nil {
+			return nil, err
+		}
+		return parseSchema(b)
+	})
+}
 
 // PartitionStart is where indexing of a partition begins.
 type PartitionStart struct {
@@ -61,6 +108,15 @@ func Create(ctx context.Context, pool *pgxpool.Pool, warehouse string, def Defin
 	if err != nil {
 		return nil, err
 	}
+	if f := codec.Format(def.ValueFormat); f.Registry() {
+		def.Properties = withProperty(def.Properties, PropSubject, cmp.Or(def.Subject, def.Topic+"-value"))
+	}
+	if f := codec.Format(def.KeyFormat); f.Registry() {
+		def.Properties = withProperty(def.Properties, PropKeySubject, cmp.Or(def.KeySubject, def.Topic+"-key"))
+	}
+	if def.Infer {
+		def.Properties = withProperty(def.Properties, PropInfer, "true")
+	}
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		return nil, err
@@ -70,8 +126,14 @@ func Create(ctx context.Context, pool *pgxpool.Pool, warehouse string, def Defin
 	if err != nil {
 		return nil, err
 	}
-	if _, err := insertTable(ctx, tx, warehouse, def, def.Name+DLQSuffix, dlqSchema, &t.ID); err != nil {
+	dlq, err := insertTable(ctx, tx, warehouse, def, def.Name+DLQSuffix, dlqSchema, &t.ID)
+	if err != nil {
 		return nil, err
+	}
+	for _, x := range []*Table{t, dlq} {
+		if err := AddSchemaVersion(ctx, tx, x.ID, x.Schema, "create"); err != nil {
+			return nil, err
+		}
 	}
 	if err := insertPartitions(ctx, tx, t.ID, starts); err != nil {
 		return nil, err
@@ -154,6 +216,16 @@ func insertTable(ctx context.Context, tx pgx.Tx, warehouse string, def Definitio
 		return nil, err
 	}
 	return t, nil
+}
+
+// withProperty returns props (a copy) with k set to v.
+func withProperty(props map[string]string, k, v string) map[string]string {
+	out := make(map[string]string, len(props)+1)
+	for pk, pv := range props {
+		out[pk] = pv
+	}
+	out[k] = v
+	return out
 }
 
 // Querier is a pool, connection or transaction.

@@ -43,12 +43,24 @@ type Definition struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	Topic     string `json:"topic"`
-	// ValueFormat and KeyFormat: raw | string | json. KeyFormat default raw.
+	// ValueFormat: raw | string | json | avro | protobuf | json-schema.
+	// KeyFormat: raw (default) | string | avro | protobuf | json-schema.
 	ValueFormat string `json:"value_format"`
 	KeyFormat   string `json:"key_format,omitempty"`
 	// Schema is an Iceberg schema in the spec's JSON form, required for
-	// json values. Field ids are reassigned after the _kafka column.
+	// json values (unless Infer). Field ids are reassigned after the
+	// _kafka column. For registry formats the admin API fills it from the
+	// registry (the decoded key column first, then the value columns).
 	Schema json.RawMessage `json:"schema,omitempty"`
+	// Subject and KeySubject name the registry subjects whose latest
+	// schemas define the columns of registry formats: default
+	// "<topic>-value" and "<topic>-key" (Confluent's TopicNameStrategy).
+	Subject    string `json:"subject,omitempty"`
+	KeySubject string `json:"key_subject,omitempty"`
+	// Infer (json values only): the schema is inferred from the records
+	// Kafka retains when the table is created, and evolves as new fields
+	// appear (table property mink.json.infer).
+	Infer bool `json:"infer,omitempty"`
 	// Start is where indexing begins: earliest (default) or latest.
 	Start      string            `json:"start,omitempty"`
 	Properties map[string]string `json:"properties,omitempty"`
@@ -108,10 +120,24 @@ func (t *Table) DataFileKey(partition int32, start, end int64, v int) string {
 // after log compaction) has gen > 0 and the key
 // "…/<start>-<end>-<v>-g<gen>.parquet".
 func (t *Table) DataFileKeyGen(partition int32, start, end int64, v, gen int) string {
-	if gen == 0 {
-		return t.DataFileKey(partition, start, end, v)
+	return t.DataFileKeyOf(DataFileRef{Partition: partition, Start: start, End: end, Version: v, Generation: gen})
+}
+
+// DataFileKeyOf is the key of ref in t (ref.TableKey is ignored):
+// "…/data/<p>/<start>-<end>-<v>[-s<schema>][-g<gen>].parquet", where the
+// schema version (docs/design.md §4.7) appears from version 1 on, so the
+// keys of tables whose schema never changed stay as they were.
+func (t *Table) DataFileKeyOf(ref DataFileRef) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s/data/%d/%d-%d-%d", Key(t.Location), ref.Partition, ref.Start, ref.End, ref.Version)
+	if ref.Schema > 0 {
+		fmt.Fprintf(&b, "-s%d", ref.Schema)
 	}
-	return fmt.Sprintf("%s/data/%d/%d-%d-%d-g%d.parquet", Key(t.Location), partition, start, end, v, gen)
+	if ref.Generation > 0 {
+		fmt.Fprintf(&b, "-g%d", ref.Generation)
+	}
+	b.WriteString(".parquet")
+	return b.String()
 }
 
 // DataFileRef is a parsed data file key.
@@ -120,10 +146,12 @@ type DataFileRef struct {
 	Partition  int32
 	Start, End int64
 	Version    int
+	Schema     int // the table schema version: 0, or n of a "-s<n>" suffix
 	Generation int // 0, or n of a "-g<n>" suffix (DataFileKeyGen)
 }
 
-// ParseDataFileKey parses "<ns path>/<name>/data/<p>/<start>-<end>-<v>.parquet".
+// ParseDataFileKey parses
+// "<ns path>/<name>/data/<p>/<start>-<end>-<v>[-s<schema>][-g<gen>].parquet".
 func ParseDataFileKey(key string) (DataFileRef, bool) {
 	i := strings.LastIndex(key, "/data/")
 	if i <= 0 {
@@ -138,13 +166,18 @@ func ParseDataFileKey(key string) (DataFileRef, bool) {
 		return DataFileRef{}, false
 	}
 	nums := strings.Split(strings.TrimSuffix(parts[1], ".parquet"), "-")
-	gen := 0
-	if len(nums) == 4 && strings.HasPrefix(nums[3], "g") {
-		g, err := strconv.Atoi(nums[3][1:])
-		if err != nil || g <= 0 || strconv.Itoa(g) != nums[3][1:] {
+	gen, schema := 0, 0
+	if n, ok := suffix(nums, 'g'); ok {
+		if n <= 0 {
 			return DataFileRef{}, false
 		}
-		gen, nums = g, nums[:3]
+		gen, nums = n, nums[:len(nums)-1]
+	}
+	if n, ok := suffix(nums, 's'); ok {
+		if n <= 0 {
+			return DataFileRef{}, false
+		}
+		schema, nums = n, nums[:len(nums)-1]
 	}
 	if len(nums) != 3 {
 		return DataFileRef{}, false
@@ -155,7 +188,24 @@ func ParseDataFileKey(key string) (DataFileRef, bool) {
 	if err1 != nil || err2 != nil || err3 != nil {
 		return DataFileRef{}, false
 	}
-	return DataFileRef{TableKey: key[:i], Partition: int32(p), Start: s, End: e, Version: v, Generation: gen}, true
+	return DataFileRef{TableKey: key[:i], Partition: int32(p), Start: s, End: e, Version: v, Schema: schema, Generation: gen}, true
+}
+
+// suffix parses the last of nums as "<c><n>" (n in canonical decimal
+// form; -1 when it is not), when there are more than three.
+func suffix(nums []string, c byte) (int, bool) {
+	if len(nums) <= 3 {
+		return 0, false
+	}
+	last := nums[len(nums)-1]
+	if len(last) < 2 || last[0] != c {
+		return 0, false
+	}
+	n, err := strconv.Atoi(last[1:])
+	if err != nil || strconv.Itoa(n) != last[1:] {
+		return -1, true
+	}
+	return n, true
 }
 
 // nameRE is what a namespace level or table name may be: it must fit in
@@ -192,12 +242,21 @@ func validate(def *Definition) error {
 	if def.Start != "earliest" && def.Start != "latest" {
 		return fmt.Errorf("%w: start must be earliest or latest, not %q", ErrInvalid, def.Start)
 	}
-	for _, f := range []string{def.ValueFormat, def.KeyFormat} {
-		switch codec.Format(f) {
-		case codec.Raw, codec.String, codec.JSON:
-		default:
-			return fmt.Errorf("%w: format %q: must be raw, string or json", ErrInvalid, f)
-		}
+	switch codec.Format(def.ValueFormat) {
+	case codec.Raw, codec.String, codec.JSON, codec.Avro, codec.Protobuf, codec.JSONSchema:
+	default:
+		return fmt.Errorf("%w: value format %q: must be raw, string, json, avro, protobuf or json-schema", ErrInvalid, def.ValueFormat)
+	}
+	switch codec.Format(def.KeyFormat) {
+	case codec.Raw, codec.String, codec.Avro, codec.Protobuf, codec.JSONSchema:
+	default:
+		return fmt.Errorf("%w: key format %q: must be raw, string, avro, protobuf or json-schema", ErrInvalid, def.KeyFormat)
+	}
+	if def.Infer && codec.Format(def.ValueFormat) != codec.JSON {
+		return fmt.Errorf("%w: infer applies to value format json only", ErrInvalid)
+	}
+	if (def.Subject != "" && !codec.Format(def.ValueFormat).Registry()) || (def.KeySubject != "" && !codec.Format(def.KeyFormat).Registry()) {
+		return fmt.Errorf("%w: a subject applies to avro, protobuf and json-schema formats only", ErrInvalid)
 	}
 	for k, v := range def.Properties {
 		switch k {
@@ -211,8 +270,8 @@ func validate(def *Definition) error {
 				return fmt.Errorf("%w: property %s must be true or false, not %q", ErrInvalid, k, v)
 			}
 		case codec.PropFieldMatching, codec.PropUnknownFields:
-			if codec.Format(def.ValueFormat) != codec.JSON {
-				return fmt.Errorf("%w: property %s applies to value format json only", ErrInvalid, k)
+			if f := codec.Format(def.ValueFormat); f != codec.JSON && f != codec.JSONSchema {
+				return fmt.Errorf("%w: property %s applies to value formats json and json-schema only", ErrInvalid, k)
 			}
 		}
 	}

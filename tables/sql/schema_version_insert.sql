@@ -1,0 +1,12 @@
+-- Store a schema version of a table (docs/design.md §4.7) and make it the
+-- table's newest: tables.schema_json and schema_id. Versions are
+-- consecutive; a second insert of one version fails (unique_violation), so
+-- two nodes cannot both add version n.
+-- $1 table id, $2 schema id, $3 schema JSON, $4 reason ("create",
+-- "registry schema 7", "inferred", "alter").
+WITH v AS (
+    INSERT INTO table_schemas (table_id, schema_id, schema_json, reason)
+    VALUES ($1, $2, $3, $4)
+)
+UPDATE tables SET schema_json = $3, schema_id = $2
+WHERE id = $1;
