@@ -24,6 +24,7 @@ import (
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/outage"
 	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 )
 
@@ -44,6 +45,9 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Handler {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		panic(err)
+	}
+	if cfg.Schemas == nil {
+		cfg.Schemas = schemas.NewStore(pool, nil)
 	}
 	h := &Handler{pool: pool, kafka: kc, cfg: cfg, mux: http.NewServeMux()}
 	h.mux.HandleFunc("POST /admin/v1/tables", h.createTable)
@@ -121,12 +125,16 @@ func (h *Handler) createTable(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid table definition: unexpected data after the JSON object")
 		return
 	}
-	if _, _, err := tables.Schemas(&def); err != nil {
+	offs, err := h.kafka.ListOffsets(r.Context(), def.Topic)
+	if err != nil {
 		h.fail(w, err)
 		return
 	}
-	offs, err := h.kafka.ListOffsets(r.Context(), def.Topic)
-	if err != nil {
+	if err := h.declare(r.Context(), &def, offs); err != nil {
+		h.fail(w, err)
+		return
+	}
+	if _, _, err := tables.Schemas(&def); err != nil {
 		h.fail(w, err)
 		return
 	}
@@ -262,6 +270,17 @@ func (h *Handler) status(ctx context.Context, t *tables.Table) (*TableStatus, er
 	}
 	st.UnknownFields = mergeUnknownFields(unknown)
 	if st.DeadLetters, err = readDeadLetters(ctx, h.pool, t); err != nil {
+		return nil, err
+	}
+	versions, err := tables.SchemaVersions(ctx, h.pool, t.ID, -1)
+	if err != nil {
+		return nil, err
+	}
+	st.SchemaVersions = len(versions)
+	if len(versions) > 0 {
+		st.SchemaID = versions[len(versions)-1].ID
+	}
+	if st.WriterSchemas, err = schemas.WriterSchemas(ctx, h.pool, t.ID); err != nil {
 		return nil, err
 	}
 	return st, nil

@@ -3,6 +3,7 @@ package admin
 import (
 	"time"
 
+	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 )
 
@@ -78,6 +79,14 @@ type TableStatus struct {
 	// files, committed or about to be (rows dropped below Kafka's log start
 	// no longer count).
 	DeadLetters int64 `json:"dead_letters"`
+	// SchemaID is the table's newest schema version (Iceberg schema-id;
+	// docs/design.md §4.7) and SchemaVersions how many it has had.
+	SchemaID       int `json:"schema_id"`
+	SchemaVersions int `json:"schema_versions"`
+	// WriterSchemas are the registry schemas the table's records were
+	// written with, in the order the table met them: the schema version
+	// that holds each one's records, or why they are dead letters.
+	WriterSchemas []schemas.WriterSchemaInfo `json:"writer_schemas,omitempty"`
 }
 
 // WriterStatus is the holder of a writer lease.

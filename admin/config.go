@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/minkhq/mink/internal/settings"
+	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 )
 
@@ -21,6 +22,9 @@ type Config struct {
 	// Logger receives failed requests and created tables. Nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// Schemas gives registry schemas for tables of registry formats
+	// (docs/design.md §4.7). Nil means a store without a registry.
+	Schemas *schemas.Store
 }
 
 // WithDefaults returns cfg with a zero Warehouse or Logger set to its

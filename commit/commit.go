@@ -35,6 +35,7 @@ import (
 	"github.com/minkhq/mink/icebergmeta"
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 )
 
@@ -84,6 +85,9 @@ type Head struct {
 	Now time.Time
 	// Ends are the content ends per partition (see the package doc).
 	Ends map[int32]int64
+	// SchemaID is the table's newest schema version: a commit adds the
+	// versions its metadata does not list yet (docs/design.md §4.7).
+	SchemaID int
 }
 
 // Lock locks t's row in tx (FOR NO KEY UPDATE, held until tx ends) and reads its
@@ -116,7 +120,7 @@ func ReadIn(ctx context.Context, q tables.Querier, t, src *tables.Table) (*Head,
 
 func readHead(ctx context.Context, tx tables.Querier, query string, t, src *tables.Table) (*Head, error) {
 	h := &Head{Table: t, Source: src}
-	if err := tx.QueryRow(ctx, query, t.ID).Scan(&h.MetadataLocation, &h.CurrentSnapshotID, &h.LastSequenceNumber, &h.Now); err != nil {
+	if err := tx.QueryRow(ctx, query, t.ID).Scan(&h.MetadataLocation, &h.CurrentSnapshotID, &h.LastSequenceNumber, &h.Now, &h.SchemaID); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, fmt.Errorf("commit: %s: %w", t.FullName(), tables.ErrNotFound)
 		}
@@ -236,6 +240,9 @@ type TailFile struct {
 	Size       int64
 	Records    int64
 	Stats      datafile.Stats
+	// Schema is the schema version of the source table the file was
+	// encoded with (its key names it past version 0).
+	Schema int
 	// File holds the bytes when the file was built in this process (nil
 	// for a file read back from Postgres).
 	File *datafile.File
@@ -308,19 +315,17 @@ func Mark(ctx context.Context, tx pgx.Tx, query string, keys []string, args ...a
 
 // Build returns the data file of table t for [start, end) of partition p,
 // encoded from the records of src's topic (t's own data file, or its
-// dead-letter file when t is a dead-letter table), as a tail file. It
-// returns nil when the range holds no row of t. Errors wrap
-// outage.ErrUnavailable when Kafka cannot be reached.
-func Build(ctx context.Context, kc *kafka.Client, t, src *tables.Table, p int32, start, end int64) (*TailFile, error) {
-	spec, err := src.Spec()
-	if err != nil {
-		return nil, err
-	}
+// dead-letter file when t is a dead-letter table), as a tail file. version
+// is src's schema version to encode with, or -1 to choose it from the
+// records (schemas.Store.Spec); the file's key names it. It returns nil
+// when the range holds no row of t. Errors wrap outage.ErrUnavailable
+// when Kafka, Postgres or the schema registry cannot be reached.
+func Build(ctx context.Context, kc *kafka.Client, sch *schemas.Store, t, src *tables.Table, p int32, start, end int64, version int) (*TailFile, error) {
 	recs, err := kc.ReadRange(ctx, src.Topic, p, start, end)
 	if err != nil {
 		return nil, err
 	}
-	res, err := datafile.Build(spec, recs)
+	res, version, err := sch.Build(ctx, src, recs, version)
 	if err != nil {
 		return nil, fmt.Errorf("commit: build %s partition %d [%d, %d): %w", t.FullName(), p, start, end, err)
 	}
@@ -331,6 +336,7 @@ func Build(ctx context.Context, kc *kafka.Client, t, src *tables.Table, p int32,
 	if f == nil {
 		return nil, nil
 	}
-	return &TailFile{Key: t.DataFileKey(p, start, end, datafile.EncoderVersion), Partition: p, Start: start, End: end,
+	key := t.DataFileKeyOf(tables.DataFileRef{Partition: p, Start: start, End: end, Version: datafile.EncoderVersion, Schema: version})
+	return &TailFile{Key: key, Partition: p, Start: start, End: end, Schema: version,
 		Size: int64(len(f.Bytes)), Records: f.Stats.RecordCount, Stats: f.Stats, File: f}, nil
 }

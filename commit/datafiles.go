@@ -18,14 +18,18 @@ var dataFileInsertSQL string
 // DataFile is a data_files row to insert: the data file of an indexed range
 // (docs/design.md §4.3), or a file the writer's expiry rebuilt from Kafka
 // (§4.6). It is encoded by this node's encoder version under its table's
-// current schema.
+// schema version Schema.
 type DataFile struct {
 	Partition  int32
 	Start, End int64
 	// Generation is 0 for a range's first file; a rebuild of the same range
 	// and encoder version has the next one (tables.Table.DataFileKeyGen).
 	Generation int
-	File       *datafile.File
+	// Schema is the version of the table's schema (of the table it holds
+	// the dead letters of, for a dead-letter file) the file was encoded
+	// with (docs/design.md §4.7).
+	Schema int
+	File   *datafile.File
 	// CommittedSnapshotID is the snapshot that adds the file; nil for an
 	// indexed range's file, which the writer commits later.
 	CommittedSnapshotID *int64
@@ -33,7 +37,8 @@ type DataFile struct {
 
 // Key is f's key in t.
 func (f *DataFile) Key(t *tables.Table) string {
-	return t.DataFileKeyGen(f.Partition, f.Start, f.End, datafile.EncoderVersion, f.Generation)
+	return t.DataFileKeyOf(tables.DataFileRef{Partition: f.Partition, Start: f.Start, End: f.End,
+		Version: datafile.EncoderVersion, Schema: f.Schema, Generation: f.Generation})
 }
 
 // Added is f as a data file to add in a commit of t.
@@ -46,7 +51,7 @@ func (f *DataFile) Added(t *tables.Table) icebergmeta.AddedFile {
 // its partition lease, the writer's stores the snapshot under its lease.
 func InsertDataFile(ctx context.Context, tx pgx.Tx, t *tables.Table, f *DataFile) error {
 	d := f.File
-	_, err := tx.Exec(ctx, dataFileInsertSQL, t.ID, f.Partition, f.Start, f.End, datafile.EncoderVersion, t.Schema.ID,
+	_, err := tx.Exec(ctx, dataFileInsertSQL, t.ID, f.Partition, f.Start, f.End, datafile.EncoderVersion, f.Schema,
 		f.Key(t), len(d.Bytes), d.SHA256[:], d.Stats.RecordCount, d.Stats,
 		pgstore.Timestamptz(d.Stats.MinTimestamp), pgstore.Timestamptz(d.Stats.MaxTimestamp),
 		f.CommittedSnapshotID, f.Generation)

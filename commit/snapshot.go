@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/minkhq/mink/cluster"
@@ -37,9 +40,13 @@ func Append(ctx context.Context, tx pgx.Tx, h *Head, lease *cluster.Lease, summa
 	if err != nil {
 		return nil, err
 	}
+	newer, err := newerSchemas(ctx, tx, h, md)
+	if err != nil {
+		return nil, err
+	}
 	res, err := icebergmeta.Append(ctx, icebergmeta.AppendInput{
 		Metadata: h.Metadata, MetadataLocation: h.MetadataLocation, Parsed: md, Added: added,
-		SnapshotID: icebergmeta.NewSnapshotID(), Now: h.Now, Read: Reader(tx), Summary: summary,
+		SnapshotID: icebergmeta.NewSnapshotID(), Now: h.Now, Read: Reader(tx), Summary: summary, Schemas: newer,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("commit: append snapshot of %s: %w", h.Table.FullName(), err)
@@ -76,12 +83,28 @@ func Rewrite(ctx context.Context, tx pgx.Tx, h *Head, lease *cluster.Lease, summ
 	for i, k := range c.Removed {
 		removed[i] = h.Table.WarehouseLocation() + k
 	}
+	newer, err := newerSchemas(ctx, tx, h, md)
+	if err != nil {
+		return nil, err
+	}
 	res, err := icebergmeta.Rewrite(ctx, icebergmeta.RewriteInput{
 		Metadata: h.Metadata, MetadataLocation: h.MetadataLocation, Parsed: md, Removed: removed, Added: c.Added,
 		Replace: c.Replace, SnapshotID: icebergmeta.NewSnapshotID(), Now: h.Now, Read: Reader(tx), Summary: summary,
+		Schemas: newer,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("commit: %s snapshot of %s: %w", c.Op, h.Table.FullName(), err)
 	}
 	return res, Store(ctx, tx, h, lease, c.Op, res)
+}
+
+// newerSchemas returns the table's schema versions that the metadata md
+// does not list yet (docs/design.md §4.7): every commit adds them, so the
+// current schema follows the table's newest version.
+func newerSchemas(ctx context.Context, tx pgx.Tx, h *Head, md table.Metadata) ([]*iceberg.Schema, error) {
+	cur := md.CurrentSchema().ID
+	if h.SchemaID <= cur {
+		return nil, nil
+	}
+	return tables.SchemaVersions(ctx, tx, h.Table.ID, cur)
 }

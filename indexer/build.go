@@ -16,6 +16,7 @@ import (
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/objects"
 	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 )
 
@@ -30,13 +31,19 @@ var (
 // looks the file up, reads its range, encodes it, and checks the bytes
 // against the recorded size and SHA-256. It implements objects.Builder.
 type Builder struct {
-	pool  *pgxpool.Pool
-	kafka *kafka.Client
+	pool    *pgxpool.Pool
+	kafka   *kafka.Client
+	schemas *schemas.Store
 }
 
-// NewBuilder returns a Builder.
-func NewBuilder(pool *pgxpool.Pool, kc *kafka.Client) *Builder {
-	return &Builder{pool: pool, kafka: kc}
+// NewBuilder returns a Builder. sch gives the tables' schema versions
+// (nil: a store of its own without a registry; a rebuild needs none: the
+// writer schemas of an indexed range are stored).
+func NewBuilder(pool *pgxpool.Pool, kc *kafka.Client, sch *schemas.Store) *Builder {
+	if sch == nil {
+		sch = schemas.NewStore(pool, nil)
+	}
+	return &Builder{pool: pool, kafka: kc, schemas: sch}
 }
 
 // Build returns the bytes of the data file at key. Errors wrap
@@ -75,7 +82,7 @@ func (b *Builder) Build(ctx context.Context, key string) ([]byte, error) {
 	if err != nil {
 		return nil, pgstore.Unavailable(err)
 	}
-	built, err := commit.Build(ctx, b.kafka, t, src, ref.Partition, ref.Start, ref.End)
+	built, err := commit.Build(ctx, b.kafka, b.schemas, t, src, ref.Partition, ref.Start, ref.End, ref.Schema)
 	if err != nil {
 		return nil, pgstore.Unavailable(err)
 	}

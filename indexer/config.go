@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/minkhq/mink/internal/settings"
+	"github.com/minkhq/mink/schemas"
 )
 
 // Defaults of [Config] (docs/design.md §4.3).
@@ -39,6 +40,10 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// Logger receives the indexer's log lines. Nil means slog.Default().
 	Logger *slog.Logger
+	// Schemas keeps the tables' schema versions and registry schemas
+	// (docs/design.md §4.7). Nil means a store of its own without a
+	// registry.
+	Schemas *schemas.Store
 }
 
 // WithDefaults returns cfg with a zero FlushInterval, RangeSize,

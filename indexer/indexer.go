@@ -25,7 +25,9 @@ import (
 	"github.com/minkhq/mink/commit"
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/kafka"
+	"github.com/minkhq/mink/outage"
 	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 )
 
@@ -44,7 +46,7 @@ type Indexer struct {
 type metrics struct {
 	records, bytes, ranges, deadLetters *prometheus.CounterVec
 	unknownFields                       *prometheus.CounterVec
-	indexedOffset, lag                  *prometheus.GaugeVec
+	indexedOffset, lag, paused          *prometheus.GaugeVec
 	fenced                              prometheus.Counter
 }
 
@@ -55,6 +57,9 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Indexer {
 	if err := cfg.Validate(); err != nil {
 		panic(err)
 	}
+	if cfg.Schemas == nil {
+		cfg.Schemas = schemas.NewStore(pool, nil)
+	}
 	labels := []string{"table", "partition"}
 	m := metrics{
 		records:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_indexed_records_total", Help: "Kafka records indexed (rows and dead letters)."}, labels),
@@ -64,9 +69,10 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Indexer {
 		unknownFields: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_json_unknown_fields_total", Help: "JSON fields of indexed records, at any depth, that match no column: left out of rows, or the reason of a dead letter."}, labels),
 		indexedOffset: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mink_indexed_offset", Help: "End offset of the last indexed range."}, labels),
 		lag:           prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mink_partition_lag_records", Help: "Last stable offset (as of the last fetch) minus the indexed offset."}, labels),
+		paused:        prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mink_partition_schema_wait", Help: "1 while the partition's indexer waits for a writer schema it cannot fetch (schema registry or Postgres unreachable), else 0."}, labels),
 	}
 	if cfg.Registerer != nil {
-		for _, c := range []prometheus.Collector{m.records, m.bytes, m.ranges, m.deadLetters, m.unknownFields, m.indexedOffset, m.lag} {
+		for _, c := range []prometheus.Collector{m.records, m.bytes, m.ranges, m.deadLetters, m.unknownFields, m.indexedOffset, m.lag, m.paused} {
 			if err := cfg.Registerer.Register(c); err != nil {
 				var are prometheus.AlreadyRegisteredError
 				if !errors.As(err, &are) {
@@ -197,8 +203,21 @@ func (ix *Indexer) flush(ctx context.Context, p *partition, buf *rangeBuffer) (d
 	case <-ctx.Done():
 		return true, nil
 	}
-	rg, err := p.cut(buf.records)
+	rg, err := ix.cut(ctx, p, buf.records)
 	<-ix.builds
+	for err != nil && errors.Is(err, outage.ErrUnavailable) {
+		// The schema registry (or Postgres) cannot be reached: this
+		// partition pauses with its records buffered and tries again;
+		// no record becomes a dead letter because of an outage
+		// (docs/design.md §4.7).
+		ix.m.paused.With(p.labels).Set(1)
+		p.log.Warn("indexer: cannot prepare the range's schemas, retrying", "start", p.next, "err", err)
+		if !sleep(ctx, time.Second) {
+			return true, nil
+		}
+		rg, err = ix.cut(ctx, p, buf.records)
+	}
+	ix.m.paused.With(p.labels).Set(0)
 	if err != nil {
 		return true, fmt.Errorf("indexer: build range: %w", err)
 	}
@@ -259,7 +278,6 @@ func (ix *Indexer) recorded(p *partition, rg *indexedRange, bytes int64) {
 type partition struct {
 	lease      cluster.Lease
 	table, dlq *tables.Table
-	spec       *datafile.Spec
 	// next is the offset the next range starts at: the end of the last
 	// indexed range.
 	next   int64
@@ -275,6 +293,7 @@ type partition struct {
 type indexedRange struct {
 	start, end int64
 	records    int64
+	schema     int // the table's schema version the files were encoded with
 	res        *datafile.Result
 }
 
@@ -293,7 +312,7 @@ func (rg *indexedRange) files(p *partition) []tableFile {
 		f *datafile.File
 	}{{p.table, rg.res.Data}, {p.dlq, rg.res.DLQ}} {
 		if f.f != nil {
-			out = append(out, tableFile{f.t, commit.DataFile{Partition: p.lease.Partition, Start: rg.start, End: rg.end, File: f.f}})
+			out = append(out, tableFile{f.t, commit.DataFile{Partition: p.lease.Partition, Start: rg.start, End: rg.end, Schema: rg.schema, File: f.f}})
 		}
 	}
 	return out
@@ -312,32 +331,33 @@ func (ix *Indexer) open(ctx context.Context, l cluster.Lease) (*partition, error
 	if err := ix.pool.QueryRow(ctx, nextOffsetSQL, l.TableID, l.Partition).Scan(&next); err != nil {
 		return nil, fmt.Errorf("indexer: next offset: %w", err)
 	}
-	spec, err := t.Spec()
-	if err != nil {
+	if _, err := t.Spec(); err != nil {
 		return nil, err
 	}
 	r, err := ix.kafka.NewReader(t.Topic, l.Partition, next)
 	if err != nil {
 		return nil, err
 	}
-	return &partition{lease: l, table: t, dlq: dlq, next: next, reader: r, spec: spec,
+	return &partition{lease: l, table: t, dlq: dlq, next: next, reader: r,
 		labels: prometheus.Labels{"table": t.FullName(), "partition": fmt.Sprint(l.Partition)}}, nil
 }
 
 // cut turns the buffered records (data and control) into a range that
-// starts where the previous one ended and ends after the last record.
-func (p *partition) cut(buf []*kgo.Record) (*indexedRange, error) {
+// starts where the previous one ended and ends after the last record,
+// encoded with the schema version its records need (schemas.Store.Build:
+// a writer schema the table has not seen evolves the table schema first).
+func (ix *Indexer) cut(ctx context.Context, p *partition, buf []*kgo.Record) (*indexedRange, error) {
 	data := make([]*kgo.Record, 0, len(buf))
 	for _, r := range buf {
 		if !r.Attrs.IsControl() {
 			data = append(data, r)
 		}
 	}
-	res, err := datafile.Build(p.spec, data)
+	res, schema, err := ix.cfg.Schemas.Build(ctx, p.table, data, -1)
 	if err != nil {
 		return nil, err
 	}
-	return &indexedRange{start: p.next, end: buf[len(buf)-1].Offset + 1, records: int64(len(data)), res: res}, nil
+	return &indexedRange{start: p.next, end: buf[len(buf)-1].Offset + 1, records: int64(len(data)), schema: schema, res: res}, nil
 }
 
 // insert records rg, its data files and its unknown JSON fields in one

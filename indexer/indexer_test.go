@@ -106,7 +106,7 @@ func TestBuilderRebuildsRecordedBytes(t *testing.T) {
 	require.Contains(t, built, key)
 	require.Contains(t, built, dlqKey)
 
-	b := indexer.NewBuilder(f.Pool, f.Client)
+	b := indexer.NewBuilder(f.Pool, f.Client, nil)
 	got, err := b.Build(context.Background(), key)
 	require.NoError(t, err)
 	require.Equal(t, built[key], got, "rebuild is byte-identical")
@@ -199,7 +199,7 @@ func TestUnknownFieldsCounted(t *testing.T) {
 
 	// Serving rebuilds the range from Kafka: the count stays.
 	require.NotEmpty(t, built)
-	_, err := indexer.NewBuilder(f.Pool, f.Client).Build(context.Background(), built[0])
+	_, err := indexer.NewBuilder(f.Pool, f.Client, nil).Build(context.Background(), built[0])
 	require.NoError(t, err)
 	n, _ = counts()
 	require.EqualValues(t, 21, n)

@@ -37,6 +37,7 @@ import (
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/objects"
 	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tail"
 	"github.com/minkhq/mink/writer"
 )
@@ -92,13 +93,17 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		fmt.Sprintf("http://127.0.0.1:%d", n.listener.Addr().(*net.TCPAddr).Port)), "/")
 	p.advertise(n.cfg.Advertise)
 	p.indexer.OnBuilt, p.tail.OnBuilt, p.admin.Local = n.warm, n.warm, n.local
+	// One store of schemas for every job of the node: its caches are
+	// shared (docs/design.md §4.7).
+	sch := schemas.NewStore(n.pool, n.registrySource())
+	p.indexer.Schemas, p.tail.Schemas, p.writer.Schemas, p.admin.Schemas = sch, sch, sch, sch
 
 	ix := indexer.New(n.pool, n.kafka, p.indexer)
 	wr := writer.New(n.pool, n.kafka, p.writer)
 	if n.cluster, err = cluster.New(n.pool, p.cluster, jobs{ix: ix, wr: wr}); err != nil {
 		return nil, err
 	}
-	if n.objects, err = objects.New(p.objects, n.pool, indexer.NewBuilder(n.pool, n.kafka), n.cluster.Members); err != nil {
+	if n.objects, err = objects.New(p.objects, n.pool, indexer.NewBuilder(n.pool, n.kafka, sch), n.cluster.Members); err != nil {
 		return nil, err
 	}
 	// Loads are zero-lag (docs/design.md §4.4): a load commits the tail of
@@ -318,3 +323,7 @@ func (j jobs) Run(ctx context.Context, l cluster.Lease) error {
 	}
 	return j.ix.Run(ctx, l)
 }
+
+// registrySource is the node's schema registry, nil when none is
+// configured. (The registry client lands with the registry settings.)
+func (n *Node) registrySource() schemas.Source { return nil }

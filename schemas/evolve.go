@@ -83,8 +83,9 @@ func Columns(s *iceberg.Schema) []iceberg.NestedField {
 // [codec.TableSchema] assigns them. Names, types, required-ness and docs are
 // kept; initial and write defaults are dropped. Errors: no column, a column
 // without a name or type, two fields of one struct with one name, a column
-// named _kafka, a key format or type codec.TableSchema refuses.
-func Initial(keyFormat codec.Format, columns []iceberg.NestedField) (schema *iceberg.Schema, lastColumnID int, err error) {
+// named _kafka, formats or a type codec.TableSchema refuses (valueFormat
+// is json or a registry format).
+func Initial(keyFormat, valueFormat codec.Format, columns []iceberg.NestedField) (schema *iceberg.Schema, lastColumnID int, err error) {
 	if len(columns) == 0 {
 		return nil, 0, errors.New("table schema: no column besides _kafka")
 	}
@@ -105,7 +106,7 @@ func Initial(keyFormat codec.Format, columns []iceberg.NestedField) (schema *ice
 		}
 		declared = append(declared, f)
 	}
-	s, err := codec.TableSchema(keyFormat, codec.JSON, iceberg.NewSchema(0, declared...))
+	s, err := codec.TableSchema(keyFormat, valueFormat, iceberg.NewSchema(0, declared...))
 	if err != nil {
 		return nil, 0, err
 	}

@@ -147,7 +147,7 @@ func edit(fn func(c []iceberg.NestedField) []iceberg.NestedField) []iceberg.Nest
 
 func initial(t *testing.T, cols []iceberg.NestedField) (*iceberg.Schema, int) {
 	t.Helper()
-	s, last, err := schemas.Initial(codec.Raw, cols)
+	s, last, err := schemas.Initial(codec.Raw, codec.JSON, cols)
 	require.NoError(t, err)
 	return s, last
 }
@@ -163,13 +163,13 @@ func TestInitial(t *testing.T) {
 	k := kafka.Field(0)
 	require.True(t, k.Equals(s.Field(0)))
 
-	_, _, err = schemas.Initial(codec.Raw, nil)
+	_, _, err = schemas.Initial(codec.Raw, codec.JSON, nil)
 	require.EqualError(t, err, "table schema: no column besides _kafka")
-	_, _, err = schemas.Initial(codec.Raw, []iceberg.NestedField{opt("_kafka", tLong)})
+	_, _, err = schemas.Initial(codec.Raw, codec.JSON, []iceberg.NestedField{opt("_kafka", tLong)})
 	require.EqualError(t, err, "field _kafka: the name is reserved for Kafka metadata")
-	_, _, err = schemas.Initial(codec.Raw, []iceberg.NestedField{opt("a", st(opt("b", tLong), opt("b", tInt)))})
+	_, _, err = schemas.Initial(codec.Raw, codec.JSON, []iceberg.NestedField{opt("a", st(opt("b", tLong), opt("b", tInt)))})
 	require.EqualError(t, err, "field a.b: the name appears twice in one struct")
-	_, _, err = schemas.Initial(codec.Raw, []iceberg.NestedField{opt("a", nil)})
+	_, _, err = schemas.Initial(codec.Raw, codec.JSON, []iceberg.NestedField{opt("a", nil)})
 	require.EqualError(t, err, "field a: no type")
 }
 

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/minkhq/mink/schemas"
 )
 
 // Config tunes zero-lag loads. It has no numeric settings: a load's tail
@@ -19,6 +21,10 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// Logger receives the loads' log lines. Nil means slog.Default().
 	Logger *slog.Logger
+	// Schemas keeps the tables' schema versions and registry schemas
+	// (docs/design.md §4.7). Nil means a store of its own without a
+	// registry.
+	Schemas *schemas.Store
 }
 
 // WithDefaults returns cfg with a nil Logger set to slog.Default().

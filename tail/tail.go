@@ -41,6 +41,7 @@ import (
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/outage"
 	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 )
 
@@ -60,6 +61,9 @@ type Loader struct {
 // New returns a Loader.
 func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Loader {
 	cfg = cfg.WithDefaults()
+	if cfg.Schemas == nil {
+		cfg.Schemas = schemas.NewStore(pool, nil)
+	}
 	l := &Loader{pool: pool, kafka: kc, cfg: cfg,
 		files: prometheus.NewCounter(prometheus.CounterOpts{Name: "mink_tail_files_total",
 			Help: "Tail data files committed by zero-lag table loads."}),
@@ -339,7 +343,7 @@ func (l *Loader) build(ctx context.Context, t, src *tables.Table, tail []tailRan
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, r := range todo {
 		g.Go(func() error {
-			f, err := commit.Build(gctx, l.kafka, t, src, r.partition, r.start, r.end)
+			f, err := commit.Build(gctx, l.kafka, l.cfg.Schemas, t, src, r.partition, r.start, r.end, -1)
 			out[i] = f
 			return err
 		})

@@ -253,7 +253,7 @@ func (w *Writer) plan(ctx context.Context, t, src *tables.Table) (*roundPlan, er
 			if r == nil {
 				continue
 			}
-			f, err := commit.Build(ctx, w.kafka, t, src, p, r[0], r[1])
+			f, err := commit.Build(ctx, w.kafka, w.cfg.Schemas, t, src, p, r[0], r[1], -1)
 			if err != nil {
 				return nil, err
 			}

@@ -126,11 +126,15 @@ type rewritePlan struct {
 // planRewrite decides what expiry does with files, given their rebuilds by
 // key (nil, or missing for a file below the log start: no row of the
 // table).
-func planRewrite(files []expiringFile, rebuilds map[string]*datafile.File) rewritePlan {
+func planRewrite(files []expiringFile, rebuilds map[string]*commit.TailFile) rewritePlan {
 	var rp rewritePlan
 	for _, f := range files {
 		start, ok := f.rebuildStart()
-		df := rebuilds[f.key]
+		var df *datafile.File
+		schema := 0
+		if r := rebuilds[f.key]; r != nil {
+			df, schema = r.File, r.Schema
+		}
 		if ok && start == f.start && f.version == datafile.EncoderVersion && df != nil && int64(len(df.Bytes)) == f.size {
 			if sum := sha256.Sum256(df.Bytes); bytes.Equal(sum[:], f.sum) {
 				rp.rebuilt = append(rp.rebuilt, f.key)
@@ -143,7 +147,7 @@ func planRewrite(files []expiringFile, rebuilds map[string]*datafile.File) rewri
 			continue
 		}
 		rp.addedRecords += df.Stats.RecordCount
-		rp.add = append(rp.add, commit.DataFile{Partition: f.partition, Start: start, End: f.end, File: df})
+		rp.add = append(rp.add, commit.DataFile{Partition: f.partition, Start: start, End: f.end, Schema: schema, File: df})
 	}
 	return rp
 }
@@ -189,19 +193,19 @@ func (w *Writer) rewriteFiles(ctx context.Context, l cluster.Lease, t, src *tabl
 
 // rebuild builds each of files that Kafka still holds records of, from
 // where it does, by key; a rebuild without a row of t is missing.
-func (w *Writer) rebuild(ctx context.Context, t, src *tables.Table, files []expiringFile) (map[string]*datafile.File, error) {
-	rebuilds := map[string]*datafile.File{}
+func (w *Writer) rebuild(ctx context.Context, t, src *tables.Table, files []expiringFile) (map[string]*commit.TailFile, error) {
+	rebuilds := map[string]*commit.TailFile{}
 	for _, f := range files {
 		start, ok := f.rebuildStart()
 		if !ok {
 			continue
 		}
-		built, err := commit.Build(ctx, w.kafka, t, src, f.partition, start, f.end)
+		built, err := commit.Build(ctx, w.kafka, w.cfg.Schemas, t, src, f.partition, start, f.end, -1)
 		if err != nil {
 			return nil, fmt.Errorf("writer: rebuild %s: %w", f.key, err)
 		}
 		if built != nil {
-			rebuilds[f.key] = built.File
+			rebuilds[f.key] = built
 		}
 	}
 	return rebuilds, nil

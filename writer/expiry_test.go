@@ -90,7 +90,7 @@ func TestExpiryRewritesStraddlingFileAndIsFenced(t *testing.T) {
 	require.Equal(t, strconv.Itoa(liveFiles), md.CurrentSnapshot().Summary.Properties["total-data-files"])
 
 	// The builder rebuilds the new file from Kafka and it matches.
-	b, err := indexer.NewBuilder(pool, kc).Build(ctx, path)
+	b, err := indexer.NewBuilder(pool, kc, nil).Build(ctx, path)
 	require.NoError(t, err)
 	require.NotEmpty(t, b)
 }
@@ -152,7 +152,7 @@ func TestExpiryReencodesOtherEncoderVersions(t *testing.T) {
 	parent := md.SnapshotByID(*cur.ParentSnapshotID)
 	require.Equal(t, table.OpAppend, parent.Summary.Operation)
 
-	b, err := indexer.NewBuilder(pool, kc).Build(ctx, want)
+	b, err := indexer.NewBuilder(pool, kc, nil).Build(ctx, want)
 	require.NoError(t, err)
 	require.Equal(t, res.Data.Bytes, b, "the re-encoded file is this encoder's bytes")
 }

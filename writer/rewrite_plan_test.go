@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/minkhq/mink/commit"
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/tables"
 )
@@ -28,7 +29,7 @@ func TestPlanRewrite(t *testing.T) {
 		start, ok := f.rebuildStart()
 		require.False(t, ok)
 		require.Zero(t, start)
-		rp := planRewrite([]expiringFile{f}, map[string]*datafile.File{})
+		rp := planRewrite([]expiringFile{f}, map[string]*commit.TailFile{})
 		require.Equal(t, []string{"a"}, rp.remove)
 		require.Empty(t, rp.add)
 		require.Equal(t, "delete", rp.change(tbl).Op)
@@ -38,7 +39,7 @@ func TestPlanRewrite(t *testing.T) {
 		start, ok := f.rebuildStart()
 		require.True(t, ok)
 		require.Equal(t, int64(40), start)
-		rp := planRewrite([]expiringFile{f}, map[string]*datafile.File{"a": file(60, "from 40")})
+		rp := planRewrite([]expiringFile{f}, map[string]*commit.TailFile{"a": {File: file(60, "from 40")}})
 		require.Equal(t, []string{"a"}, rp.remove)
 		require.Len(t, rp.add, 1)
 		require.Equal(t, [2]int64{40, 100}, [2]int64{rp.add[0].Start, rp.add[0].End})
@@ -50,13 +51,13 @@ func TestPlanRewrite(t *testing.T) {
 	t.Run("marked, and the rebuild matches again: mark cleared", func(t *testing.T) {
 		f := live("a", 0, 100, 0, datafile.EncoderVersion, same, 10)
 		f.needsRebuild = true
-		rp := planRewrite([]expiringFile{f}, map[string]*datafile.File{"a": same})
+		rp := planRewrite([]expiringFile{f}, map[string]*commit.TailFile{"a": {File: same}})
 		require.Empty(t, rp.remove)
 		require.Equal(t, []string{"a"}, rp.rebuilt)
 	})
 	t.Run("another encoder version: re-encoded, same rows", func(t *testing.T) {
 		f := live("a", 0, 100, 0, datafile.EncoderVersion-1, same, 10)
-		rp := planRewrite([]expiringFile{f}, map[string]*datafile.File{"a": same})
+		rp := planRewrite([]expiringFile{f}, map[string]*commit.TailFile{"a": {File: same}})
 		require.Equal(t, []string{"a"}, rp.remove)
 		c := rp.change(tbl)
 		require.True(t, c.Replace)
@@ -64,7 +65,7 @@ func TestPlanRewrite(t *testing.T) {
 	})
 	t.Run("a rebuild without rows: only removed", func(t *testing.T) {
 		f := live("a", 0, 100, 0, datafile.EncoderVersion, same, 10)
-		rp := planRewrite([]expiringFile{f}, map[string]*datafile.File{})
+		rp := planRewrite([]expiringFile{f}, map[string]*commit.TailFile{})
 		require.Equal(t, []string{"a"}, rp.remove)
 		require.Empty(t, rp.add)
 		require.Equal(t, "delete", rp.change(tbl).Op)

@@ -30,6 +30,7 @@ import (
 	"github.com/minkhq/mink/commit"
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 )
 
@@ -48,6 +49,9 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Writer {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		panic(err)
+	}
+	if cfg.Schemas == nil {
+		cfg.Schemas = schemas.NewStore(pool, nil)
 	}
 	w := &Writer{pool: pool, kafka: kc, cfg: cfg,
 		commits: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_commits_total", Help: "Snapshots committed."}, []string{"table"})}

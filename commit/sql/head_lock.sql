@@ -8,8 +8,9 @@
 -- SHARE on this row) must not wait for it — they hold their partition
 -- lease FOR SHARE meanwhile, which a renewal of several leases waits for
 -- while the writer, holding this row, waits for its own lease: a deadlock.
+-- schema_id is the table's newest schema version (docs/design.md §4.7).
 -- $1 table id.
-SELECT metadata_location, current_snapshot_id, last_sequence_number, now()
+SELECT metadata_location, current_snapshot_id, last_sequence_number, now(), schema_id
 FROM tables
 WHERE id = $1
 FOR NO KEY UPDATE;

@@ -1,0 +1,154 @@
+package schemas
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/apache/iceberg-go"
+	"github.com/jackc/pgx/v5"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minkhq/mink/codec/infer"
+	"github.com/minkhq/mink/datafile"
+	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/tables"
+)
+
+// Build encodes the records of one range of table t (in offset order, no
+// control records) with the spec Spec gives for version, and returns the
+// files and the schema version used. For a json table whose schema is
+// inferred (tables.PropInfer) and version < 0, a build that met fields no
+// column holds infers their types from the range's records, adds them to
+// the table schema as a new version (docs/design.md §4.7), and builds the
+// range again with it. Errors are Spec's and datafile.Build's.
+func (s *Store) Build(ctx context.Context, t *tables.Table, records []*kgo.Record, version int) (*datafile.Result, int, error) {
+	spec, err := s.Spec(ctx, t, records, version)
+	if err != nil {
+		return nil, 0, err
+	}
+	res, err := datafile.Build(spec, records)
+	if err != nil || version >= 0 || !t.Infers() || res.Unknown == 0 {
+		return res, spec.Schema.ID, err
+	}
+	next, err := s.inferNew(ctx, t, records)
+	if err != nil || next < 0 {
+		return res, spec.Schema.ID, err
+	}
+	if spec.Schema, err = s.Version(ctx, t.ID, next); err != nil {
+		return nil, 0, err
+	}
+	res, err = datafile.Build(spec, records)
+	return res, next, err
+}
+
+// inferNew infers the fields of records' values that t's newest schema
+// lacks and adds them as a new version. It returns that version, the
+// newest one when another node added them first, or -1 when the records
+// name no new field that inference can type (a conflict of kinds: those
+// records stay dead letters or keep the field uncounted).
+func (s *Store) inferNew(ctx context.Context, t *tables.Table, records []*kgo.Record) (int, error) {
+	var inf infer.Inferrer
+	for _, r := range records {
+		if r.Value != nil {
+			_ = inf.Add(r.Value) // not an object: a dead letter anyway
+		}
+	}
+	st, err := inf.Struct()
+	if err != nil {
+		return -1, nil
+	}
+	version := -1
+	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		var b []byte
+		if err := tx.QueryRow(ctx, tableLockSQL, t.ID).Scan(&b); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return tables.ErrNotFound
+			}
+			return err
+		}
+		latest := new(iceberg.Schema)
+		if err := json.Unmarshal(b, latest); err != nil {
+			return fmt.Errorf("schemas: table %s: stored schema: %w", t.FullName(), err)
+		}
+		added := onlyNew(Columns(latest), st.FieldList)
+		if len(added) == 0 {
+			version = latest.ID // nothing new: the newest already has them
+			return nil
+		}
+		next, changed, err := evolveRole(latest, t.KeyFormat, false, added)
+		if err != nil || !changed {
+			return err
+		}
+		version = next.ID
+		return tables.AddSchemaVersion(ctx, tx, t.ID, next, "inferred")
+	})
+	if err != nil && !errors.Is(err, tables.ErrNotFound) {
+		var inc *IncompatibleError
+		if errors.As(err, &inc) {
+			return -1, nil
+		}
+		return -1, pgstore.Unavailable(err)
+	}
+	return version, err
+}
+
+// onlyNew returns the fields of inc (inferred, all optional) that cur
+// lacks, at any depth: a struct both have keeps only its new fields (and
+// is left out when it has none; so are the fields of both whose inferred
+// type differs, which the json decoder converts or dead-letters as for
+// any declared schema).
+func onlyNew(cur, inc []iceberg.NestedField) []iceberg.NestedField {
+	var out []iceberg.NestedField
+	for _, f := range inc {
+		var c *iceberg.NestedField
+		for i := range cur {
+			if cur[i].Name == f.Name {
+				c = &cur[i]
+				break
+			}
+		}
+		if c == nil {
+			out = append(out, f)
+			continue
+		}
+		if t := onlyNewType(c.Type, f.Type); t != nil {
+			g := f
+			g.Type, g.Required = t, false
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// onlyNewType is onlyNew inside a field both have: nil when nothing new.
+func onlyNewType(c, i iceberg.Type) iceberg.Type {
+	switch ct := c.(type) {
+	case *iceberg.StructType:
+		it, ok := i.(*iceberg.StructType)
+		if !ok {
+			return nil
+		}
+		if fs := onlyNew(ct.FieldList, it.FieldList); len(fs) > 0 {
+			return &iceberg.StructType{FieldList: fs}
+		}
+	case *iceberg.ListType:
+		it, ok := i.(*iceberg.ListType)
+		if !ok {
+			return nil
+		}
+		if e := onlyNewType(ct.Element, it.Element); e != nil {
+			return &iceberg.ListType{ElementID: it.ElementID, Element: e, ElementRequired: ct.ElementRequired}
+		}
+	case *iceberg.MapType:
+		it, ok := i.(*iceberg.MapType)
+		if !ok {
+			return nil
+		}
+		if v := onlyNewType(ct.ValueType, it.ValueType); v != nil {
+			return &iceberg.MapType{KeyID: it.KeyID, KeyType: ct.KeyType, ValueID: it.ValueID, ValueType: v, ValueRequired: ct.ValueRequired}
+		}
+	}
+	return nil
+}

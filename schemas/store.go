@@ -1,0 +1,451 @@
+package schemas
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/apache/iceberg-go"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minkhq/mink/codec"
+	"github.com/minkhq/mink/codec/wire"
+	"github.com/minkhq/mink/datafile"
+	"github.com/minkhq/mink/outage"
+	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/tables"
+)
+
+var (
+	//go:embed sql/writer_schema.sql
+	writerSchemaSQL string
+	//go:embed sql/writer_schema_insert.sql
+	writerSchemaInsertSQL string
+	//go:embed sql/writer_schemas.sql
+	writerSchemasSQL string
+	//go:embed sql/registry_schema.sql
+	registrySchemaSQL string
+	//go:embed sql/registry_schema_insert.sql
+	registrySchemaInsertSQL string
+	//go:embed sql/table_lock.sql
+	tableLockSQL string
+)
+
+// Source is where registry schemas Mink has not stored yet come from: a
+// *Registry. Errors wrap ErrNotFound (the registry does not know the id or
+// subject) or outage.ErrUnavailable (anything else: retried, never a dead
+// letter).
+type Source interface {
+	SchemaByID(ctx context.Context, id int) (*wire.Schema, error)
+	Latest(ctx context.Context, subject string) (*wire.Schema, error)
+}
+
+// Store keeps the schemas of every table (docs/design.md §4.7): registry
+// schemas by id, table schema versions, and which version holds the
+// records of each writer schema. It caches what it read: all three are
+// immutable once stored. Safe for concurrent use.
+type Store struct {
+	pool   *pgxpool.Pool
+	source Source // nil: no registry configured on this node
+
+	mu       sync.Mutex
+	registry map[int]*wire.Schema
+	versions map[versionKey]*iceberg.Schema
+	writers  map[writerKey]writerMapping
+}
+
+type versionKey struct {
+	table int64
+	id    int
+}
+
+type writerKey struct {
+	table   int64
+	key     bool
+	id      int
+	indexes string
+}
+
+// writerMapping is a table_writer_schemas row: the schema version that
+// holds a writer's records, or why they are dead letters (err != "").
+type writerMapping struct {
+	schemaID int
+	err      string
+	schema   *wire.Schema
+}
+
+// NewStore returns a Store over pool; source may be nil (no registry:
+// records of registry formats whose schema id is not stored yet wait).
+func NewStore(pool *pgxpool.Pool, source Source) *Store {
+	return &Store{pool: pool, source: source, registry: make(map[int]*wire.Schema),
+		versions: make(map[versionKey]*iceberg.Schema), writers: make(map[writerKey]writerMapping)}
+}
+
+// Source returns the registry the store fetches from (nil when none).
+func (s *Store) Source() Source { return s.source }
+
+// Spec returns how the records of one range of table t become rows (t is
+// a table, not a dead-letter table): its formats, decoder options, writer
+// schemas and the schema version of the data file. With version < 0 the
+// version is chosen: for registry formats the newest version any record of
+// the range needs (a writer schema the table has not seen evolves the
+// table schema first, under its row lock), else the table's newest. With
+// version ≥ 0 (a rebuild of a file, whose key names its version) that
+// version is used. The same records always give the same choice, so a
+// tail file and the indexed file of one range have one key and one
+// content.
+//
+// Errors wrap outage.ErrUnavailable when Postgres or the registry cannot
+// be reached (the caller waits and retries: never a dead letter for an
+// outage).
+func (s *Store) Spec(ctx context.Context, t *tables.Table, records []*kgo.Record, version int) (*datafile.Spec, error) {
+	spec, err := t.Spec()
+	if err != nil {
+		return nil, err
+	}
+	if !t.ValueFormat.Registry() && !t.KeyFormat.Registry() {
+		if version >= 0 && version != t.Schema.ID {
+			if spec.Schema, err = s.Version(ctx, t.ID, version); err != nil {
+				return nil, err
+			}
+		}
+		return spec, nil
+	}
+	ws := preparedWriters{}
+	need := 0
+	for _, r := range records {
+		if r.Attrs.IsControl() {
+			continue
+		}
+		for _, kv := range [2]struct {
+			key    bool
+			format codec.Format
+			b      []byte
+		}{{true, t.KeyFormat, r.Key}, {false, t.ValueFormat, r.Value}} {
+			if !kv.format.Registry() || kv.b == nil {
+				continue
+			}
+			id, rest, err := wire.Header(kv.b)
+			if err != nil {
+				continue // a dead letter with that reason
+			}
+			var indexes []int
+			if kv.format == codec.Protobuf {
+				if indexes, _, err = wire.MessageIndexes(rest); err != nil {
+					continue
+				}
+			}
+			k := writerKey{t.ID, kv.key, id, codec.IndexesString(indexes)}
+			if _, ok := ws[k]; ok {
+				continue
+			}
+			m, err := s.writer(ctx, t, k, kv.format, indexes)
+			if err != nil {
+				return nil, err
+			}
+			ws[k] = m
+			if m.err == "" {
+				need = max(need, m.schemaID)
+			}
+		}
+	}
+	if version < 0 {
+		version = need
+	}
+	if spec.Schema, err = s.Version(ctx, t.ID, version); err != nil {
+		return nil, err
+	}
+	spec.Writers = ws
+	return spec, nil
+}
+
+// preparedWriters are the writer schemas of one range (codec.WriterSchemas).
+type preparedWriters map[writerKey]writerMapping
+
+// WriterSchema implements codec.WriterSchemas.
+func (p preparedWriters) WriterSchema(key bool, id int, indexes []int) (*wire.Schema, error) {
+	for k, m := range p {
+		if k.key == key && k.id == id && k.indexes == codec.IndexesString(indexes) {
+			if m.err != "" {
+				return nil, errors.New(m.err)
+			}
+			return m.schema, nil
+		}
+	}
+	// Spec saw every record of the range: this is a caller's bug, and a
+	// dead letter would be silently wrong, so the build must fail.
+	panic(fmt.Sprintf("schemas: writer schema %d was not prepared for this range", id))
+}
+
+// Version returns version id of table's schema.
+func (s *Store) Version(ctx context.Context, table int64, id int) (*iceberg.Schema, error) {
+	k := versionKey{table, id}
+	s.mu.Lock()
+	sc, ok := s.versions[k]
+	s.mu.Unlock()
+	if ok {
+		return sc, nil
+	}
+	all, err := tables.SchemaVersions(ctx, s.pool, table, id-1)
+	if err != nil {
+		return nil, pgstore.Unavailable(err)
+	}
+	if len(all) == 0 || all[0].ID != id {
+		return nil, fmt.Errorf("schemas: table %d has no schema version %d", table, id)
+	}
+	s.mu.Lock()
+	s.versions[k] = all[0]
+	s.mu.Unlock()
+	return all[0], nil
+}
+
+// Versions returns every schema version of table above after (-1: all),
+// oldest first.
+func (s *Store) Versions(ctx context.Context, table int64, after int) ([]*iceberg.Schema, error) {
+	all, err := tables.SchemaVersions(ctx, s.pool, table, after)
+	if err != nil {
+		return nil, pgstore.Unavailable(err)
+	}
+	return all, nil
+}
+
+func role(key bool) string {
+	if key {
+		return "key"
+	}
+	return "value"
+}
+
+// writer returns the mapping of one writer schema of table t, deciding it
+// when it is not stored yet.
+func (s *Store) writer(ctx context.Context, t *tables.Table, k writerKey, format codec.Format, indexes []int) (writerMapping, error) {
+	s.mu.Lock()
+	m, ok := s.writers[k]
+	s.mu.Unlock()
+	if ok {
+		return m, nil
+	}
+	m, found, err := s.storedWriter(ctx, s.pool, k)
+	if err != nil {
+		return m, err
+	}
+	if !found {
+		if m, err = s.decideWriter(ctx, t, k, format, indexes); err != nil {
+			return m, err
+		}
+	}
+	if m.err == "" && m.schema == nil {
+		if m.schema, err = s.registrySchema(ctx, k.id); err != nil {
+			return m, err
+		}
+	}
+	s.mu.Lock()
+	s.writers[k] = m
+	s.mu.Unlock()
+	return m, nil
+}
+
+func (s *Store) storedWriter(ctx context.Context, q tables.Querier, k writerKey) (writerMapping, bool, error) {
+	var id *int
+	var reason *string
+	err := q.QueryRow(ctx, writerSchemaSQL, k.table, role(k.key), k.id, k.indexes).Scan(&id, &reason)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return writerMapping{}, false, nil
+	}
+	if err != nil {
+		return writerMapping{}, false, pgstore.Unavailable(err)
+	}
+	if reason != nil {
+		return writerMapping{err: *reason}, true, nil
+	}
+	return writerMapping{schemaID: *id}, true, nil
+}
+
+// decideWriter decides which version of t's schema holds the records of
+// writer schema k: it fetches the schema (registry_schemas, else the
+// registry), converts it, and under t's row lock evolves the newest
+// version to take it (a new version when something changed), or records
+// why it cannot (docs/design.md §4.7).
+func (s *Store) decideWriter(ctx context.Context, t *tables.Table, k writerKey, format codec.Format, indexes []int) (writerMapping, error) {
+	ws, err := s.registrySchema(ctx, k.id)
+	reason := ""
+	switch {
+	case errors.Is(err, ErrNotFound):
+		reason = fmt.Sprintf("%s: schema id %d is not in the schema registry", role(k.key), k.id)
+	case err != nil:
+		return writerMapping{}, err
+	}
+	var cols []iceberg.NestedField
+	if reason == "" {
+		wt, err := codec.ConvertWriter(format, ws, indexes)
+		if err != nil {
+			reason = fmt.Sprintf("%s: schema id %d: %v", role(k.key), k.id, err)
+		} else {
+			cols = codec.Columns(wt, k.key)
+		}
+	}
+	var m writerMapping
+	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		var b []byte
+		if err := tx.QueryRow(ctx, tableLockSQL, t.ID).Scan(&b); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return tables.ErrNotFound
+			}
+			return err
+		}
+		stored, found, err := s.storedWriter(ctx, tx, k)
+		if err != nil || found {
+			m = stored // decided by another node meanwhile
+			return err
+		}
+		if reason != "" {
+			m = writerMapping{err: reason}
+		} else {
+			latest := new(iceberg.Schema)
+			if err := json.Unmarshal(b, latest); err != nil {
+				return fmt.Errorf("schemas: table %s: stored schema: %w", t.FullName(), err)
+			}
+			next, changed, err := evolveRole(latest, t.KeyFormat, k.key, cols)
+			switch {
+			case err != nil:
+				m = writerMapping{err: fmt.Sprintf("%s: schema id %d: %v", role(k.key), k.id, err)}
+			case changed:
+				if err := tables.AddSchemaVersion(ctx, tx, t.ID, next, fmt.Sprintf("registry schema %d (%s)", k.id, role(k.key))); err != nil {
+					return err
+				}
+				m = writerMapping{schemaID: next.ID}
+			default:
+				m = writerMapping{schemaID: latest.ID}
+			}
+		}
+		var id *int
+		var why *string
+		if m.err != "" {
+			why = &m.err
+		} else {
+			id = &m.schemaID
+		}
+		_, err = tx.Exec(ctx, writerSchemaInsertSQL, t.ID, role(k.key), k.id, k.indexes, id, why)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, tables.ErrNotFound) {
+			return m, err
+		}
+		return m, pgstore.Unavailable(err)
+	}
+	m.schema = ws
+	return m, nil
+}
+
+// evolveRole evolves the part of latest that a key (the key column) or a
+// value (the value columns) fills with cols, leaving the other part as it
+// is: a key schema never makes a value column optional.
+func evolveRole(latest *iceberg.Schema, keyFormat codec.Format, key bool, cols []iceberg.NestedField) (*iceberg.Schema, bool, error) {
+	fields := latest.Fields()
+	nk := codec.KeyColumns(keyFormat)
+	part := fields[1+nk:]
+	if key {
+		part = fields[1 : 1+nk]
+	}
+	sub := iceberg.NewSchema(latest.ID, append([]iceberg.NestedField{fields[0]}, part...)...)
+	next, _, changed, err := Evolve(sub, latest.HighestFieldID(), cols)
+	if err != nil || !changed {
+		return latest, false, err
+	}
+	out := []iceberg.NestedField{fields[0]}
+	if key {
+		out = append(append(out, Columns(next)...), fields[1+nk:]...)
+	} else {
+		out = append(append(out, fields[1:1+nk]...), Columns(next)...)
+	}
+	return iceberg.NewSchema(latest.ID+1, out...), true, nil
+}
+
+// registrySchema returns registry schema id: cached, stored, or fetched
+// from the registry and stored.
+func (s *Store) registrySchema(ctx context.Context, id int) (*wire.Schema, error) {
+	s.mu.Lock()
+	ws, ok := s.registry[id]
+	s.mu.Unlock()
+	if ok {
+		return ws, nil
+	}
+	var b []byte
+	err := s.pool.QueryRow(ctx, registrySchemaSQL, id).Scan(&b)
+	switch {
+	case err == nil:
+		ws = new(wire.Schema)
+		if err := json.Unmarshal(b, ws); err != nil {
+			return nil, fmt.Errorf("schemas: stored registry schema %d: %w", id, err)
+		}
+	case errors.Is(err, pgx.ErrNoRows):
+		if s.source == nil {
+			return nil, fmt.Errorf("%w: schema id %d is not stored yet and this node has no schema registry (mink serve --schema-registry)",
+				outage.ErrUnavailable, id)
+		}
+		if ws, err = s.source.SchemaByID(ctx, id); err != nil {
+			return nil, err
+		}
+		if ws.ID == 0 {
+			ws.ID = id
+		}
+		if err := s.Put(ctx, ws); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, pgstore.Unavailable(err)
+	}
+	s.mu.Lock()
+	s.registry[id] = ws
+	s.mu.Unlock()
+	return ws, nil
+}
+
+// Put stores registry schema ws by its id (a schema a table was created
+// from, or one fetched for a record).
+func (s *Store) Put(ctx context.Context, ws *wire.Schema) error {
+	b, err := json.Marshal(ws)
+	if err != nil {
+		return err
+	}
+	if _, err := s.pool.Exec(ctx, registrySchemaInsertSQL, ws.ID, b); err != nil {
+		return pgstore.Unavailable(err)
+	}
+	return nil
+}
+
+// WriterSchemaInfo is one writer schema a table has seen (for its status).
+type WriterSchemaInfo struct {
+	Role           string `json:"role"`
+	RegistryID     int    `json:"registry_id"`
+	MessageIndexes string `json:"message_indexes,omitempty"`
+	// SchemaID is the table schema version that holds its records; nil
+	// when they are dead letters, with Error saying why.
+	SchemaID *int   `json:"schema_id,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+// WriterSchemas lists the writer schemas table has seen, in the order it
+// met them.
+func WriterSchemas(ctx context.Context, q tables.Querier, table int64) ([]WriterSchemaInfo, error) {
+	rows, err := q.Query(ctx, writerSchemasSQL, table)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (WriterSchemaInfo, error) {
+		var w WriterSchemaInfo
+		var why *string
+		var at any
+		err := r.Scan(&w.Role, &w.RegistryID, &w.MessageIndexes, &w.SchemaID, &why, &at)
+		if why != nil {
+			w.Error = *why
+		}
+		return w, err
+	})
+}
