@@ -91,7 +91,7 @@ type doc struct {
 
 type converter struct {
 	byName map[string]*doc // by reference name, and by absolute $id
-	stack  []string        // the $ref targets being expanded, to tell recursion
+	stack  []*node         // the $ref targets being expanded, to tell recursion
 }
 
 func (c *converter) load(name, text string) (*doc, error) {
@@ -100,7 +100,11 @@ func (c *converter) load(name, text string) (*doc, error) {
 		return nil, err
 	}
 	d := &doc{name: name, root: n}
-	if id := n.get("$id"); id != nil && id.kind == kString {
+	id := n.get("$id")
+	if id == nil {
+		id = n.get("id") // draft 04
+	}
+	if id != nil && id.kind == kString {
 		if u, err := url.Parse(id.str); err == nil {
 			d.base = u
 			if u.IsAbs() {
@@ -467,23 +471,24 @@ func exactDouble(lit string) bool {
 
 // ref converts the schema $ref points at.
 func (c *converter) ref(d *doc, ref, path string) (iceberg.Type, bool, error) {
-	td, target, key, err := c.resolve(d, ref)
+	td, target, err := c.resolve(d, ref)
 	if err != nil {
 		return nil, false, fieldErr(path, fmt.Errorf("$ref %q: %w", ref, err))
 	}
+	// By node, not by spelling: "#/$defs/a", "#a" and "other.json#/$defs/a"
+	// may all be one schema, and any endless expansion revisits a node.
 	for _, k := range c.stack {
-		if k == key {
+		if k == target {
 			return nil, false, unsupported(path, "$ref %q is recursive: an Iceberg type cannot nest without end", ref)
 		}
 	}
-	c.stack = append(c.stack, key)
+	c.stack = append(c.stack, target)
 	defer func() { c.stack = c.stack[:len(c.stack)-1] }()
 	return c.convert(td, target, path)
 }
 
-// resolve finds the document and schema ref names; key identifies the
-// target for recursion checks.
-func (c *converter) resolve(d *doc, ref string) (*doc, *node, string, error) {
+// resolve finds the document and the schema ref names.
+func (c *converter) resolve(d *doc, ref string) (*doc, *node, error) {
 	base, frag, _ := strings.Cut(ref, "#")
 	td := d
 	if base != "" {
@@ -497,18 +502,17 @@ func (c *converter) resolve(d *doc, ref string) (*doc, *node, string, error) {
 			}
 		}
 		if td == nil {
-			return nil, nil, "", errors.New("no such schema reference (the registry schema's references name none)")
+			return nil, nil, errors.New("no such schema reference (the registry schema's references name none)")
 		}
 	}
-	key := td.name + "#" + frag
 	if frag == "" {
-		return td, td.root, key, nil
+		return td, td.root, nil
 	}
 	if !strings.HasPrefix(frag, "/") {
 		if n := anchor(td.root, frag); n != nil {
-			return td, n, key, nil
+			return td, n, nil
 		}
-		return nil, nil, "", fmt.Errorf("no anchor %q", frag)
+		return nil, nil, fmt.Errorf("no anchor %q", frag)
 	}
 	n := td.root
 	for _, tok := range strings.Split(frag[1:], "/") {
@@ -530,10 +534,10 @@ func (c *converter) resolve(d *doc, ref string) (*doc, *node, string, error) {
 			n = nil
 		}
 		if n == nil {
-			return nil, nil, "", fmt.Errorf("no %q in the document", "#"+frag)
+			return nil, nil, fmt.Errorf("no %q in the document", "#"+frag)
 		}
 	}
-	return td, n, key, nil
+	return td, n, nil
 }
 
 // anchor finds the schema named name by "$anchor" (2019-09 on) or by
