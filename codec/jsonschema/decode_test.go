@@ -59,9 +59,25 @@ func TestDecodeConverted(t *testing.T) {
 		rb.Field(0).AppendNull() // _kafka is not the decoder's business
 		dec.Append(rb.Fields()[1:])
 	}
-	// A value that does not fit its column is a dead letter with the path.
-	require.EqualError(t, dec.Decode([]byte(`{"id": 1, "at": "2024-02-29T23:59:59"}`)),
-		`field at: cannot convert string "2024-02-29T23:59:59" to timestamptz: missing zone offset (Z or ±HH:MM)`)
+	// A value that does not fit its column is a dead letter with the path
+	// (docs/formats-json-schema.md, "Values").
+	for _, tt := range []struct{ value, err string }{
+		{`{"id": 1, "at": "2024-02-29T23:59:59"}`,
+			`field at: cannot convert string "2024-02-29T23:59:59" to timestamptz: missing zone offset (Z or ±HH:MM)`},
+		{`{"id": 1, "at": "2024-02-29T23:59:59.123456789Z"}`,
+			`field at: cannot convert string "2024-02-29T23:59:59.123456789Z" to timestamptz: finer than microseconds`},
+		{`{"id": 1, "at": "2024-02-29T23:59:59Z", "clock": "12:34:56Z"}`,
+			`field clock: cannot convert string "12:34:56Z" to time: want HH:MM:SS[.ffffff]`},
+		{`{"id": 9223372036854775808, "at": "2024-02-29T23:59:59Z"}`,
+			`field id: cannot convert number 9223372036854775808 to long: out of range`},
+		{`{"id": 1.5, "at": "2024-02-29T23:59:59Z"}`,
+			`field id: cannot convert number 1.5 to long: has a fraction`},
+		{`{"at": "2024-02-29T23:59:59Z"}`, `field id: required field is missing`},
+		{`{"id": 1, "at": "2024-02-29T23:59:59Z", "ref": "not-a-uuid"}`,
+			`field ref: cannot convert string "not-a-uuid" to uuid`},
+	} {
+		require.EqualError(t, dec.Decode([]byte(tt.value)), tt.err)
+	}
 	rec := rb.NewRecordBatch()
 	defer rec.Release()
 
