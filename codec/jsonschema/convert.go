@@ -76,7 +76,7 @@ func Convert(s *wire.Schema) (iceberg.Type, error) {
 	}
 	st, ok := t.(*iceberg.StructType)
 	if !ok {
-		return nil, fmt.Errorf("top level: %s: %w: a table's value must be an object with properties", t, ErrUnsupported)
+		return nil, unsupported("", "the value is a %s; a table's value must be an object with properties", t)
 	}
 	next := 1
 	return renumber(st, &next), nil
