@@ -25,6 +25,10 @@ import (
 	"github.com/apache/iceberg-go"
 )
 
+// ErrConflict is wrapped by the Struct error for a path that held an
+// object or an array in some records and another kind in others.
+var ErrConflict = errors.New("conflicting JSON types")
+
 // Inferrer merges JSON object values into one Iceberg struct type. The zero
 // value is ready to use. It keeps one shape per field path, not the
 // values: its memory grows with the number of distinct paths.
@@ -269,10 +273,6 @@ func (s *shape) conflict(path string) error {
 	return fmt.Errorf("%w: field %s: seen as %s; one column has one type: declare the schema instead of inferring it",
 		ErrConflict, path, strings.Join(parts, " and as "))
 }
-
-// ErrConflict is wrapped by the Struct error for a path that held an
-// object or an array in some records and another kind in others.
-var ErrConflict = errors.New("conflicting JSON types")
 
 // min0 is the smaller non-zero of a and b (0 if both are 0).
 func min0(a, b int) int {
