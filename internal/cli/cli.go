@@ -35,7 +35,7 @@ Usage:
               [--index-memory %s] [--memory-limit %s] [--pprof]
               [--schema-registry URL [--schema-registry-user U --schema-registry-password P
                | --schema-registry-token T] [--schema-registry-ca FILE]]
-  mink dev    [--nodes N] [--kafka HOST:PORT] [--data FILE]
+  mink dev    [--nodes N] [--kafka HOST:PORT] [--schema-registry URL] [--data FILE]
   mink table create NS.NAME --topic T --value-format json [--schema FILE] [--start earliest]
               [--property k=v,…]   (e.g. mink.json.field-matching=case-insensitive)
   mink table list | mink table get NS.NAME | mink table delete NS.NAME
@@ -246,6 +246,7 @@ func dev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var kafkaBrokers listFlag
 	fs.IntVar(&cfg.Nodes, "nodes", devenv.DefaultNodes, "number of Mink nodes to run")
 	fs.Var(&kafkaBrokers, "kafka", "use this Kafka instead of the in-process one")
+	fs.StringVar(&cfg.SchemaRegistry, "schema-registry", "", "use this Schema Registry (no auth) instead of the in-process one")
 	fs.IntVar(&cfg.BasePort, "port", devenv.DefaultBasePort, "HTTP port of the first node (node i listens on port+i)")
 	fs.StringVar(&cfg.DataFile, "data", "", "USGS GeoJSON feed to produce (default ../shared/data/"+devenv.USGSFile+")")
 	logLevel := fs.String("log-level", "warn", "debug, info, warn or error")

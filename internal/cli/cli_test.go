@@ -58,6 +58,7 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"dev", "--port", "0"}, nil, "dev", "--port must be positive, not 0"},
 		{[]string{"dev", "--port", "-1"}, nil, "dev", "--port must leave a port in 1–65535"},
 		{[]string{"dev", "--nodes", "3", "--port", "65534"}, nil, "dev", "--port must leave a port in 1–65535"},
+		{[]string{"dev", "--schema-registry", "localhost:8081"}, nil, "dev", `--schema-registry "localhost:8081" is not http(s)://host[:port][/path]`},
 		{[]string{"table"}, nil, "table", "missing table command"},
 		{[]string{"table", "frob"}, nil, "table frob", `unknown table command "frob"`},
 		{[]string{"table", "create"}, nil, "table create", "missing table name NS.NAME"},
