@@ -1,10 +1,15 @@
 package devenv_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -198,4 +203,54 @@ func TestAvroEventsRefuses(t *testing.T) {
 	out, err := devenv.AvroEvents([]devenv.Event{{ID: "a", Value: []byte(`{"id":"a","properties":{"time":-1,"mag":2}}`)}}, 7)
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(string(out[0].Value), "\x00\x00\x00\x00\x07"))
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// `mink dev` prints the registry's URL with the catalog's, says once that
+// the Avro table waits for the avro format (while the nodes lack it), and
+// stops the registry with the rest.
+func TestDevBanner(t *testing.T) {
+	path, ok := devenv.FindData(devenv.USGSFile)
+	if !ok {
+		t.Skip("shared data absent")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- devenv.Dev(ctx, devenv.DevConfig{PostgresURL: pgtest.Schema(t), EphemeralPorts: true, DataFile: path,
+			Out: out, Logger: slog.New(slog.DiscardHandler)})
+	}()
+	testkit.WaitFor(t, "the banner", func() bool { return strings.Contains(out.String(), "Ctrl-C") })
+	cancel()
+	require.NoError(t, <-done)
+
+	banner := out.String()
+	m := regexp.MustCompile(`Schema Registry: +(http://127\.0\.0\.1:\d+)\n`).FindStringSubmatch(banner)
+	require.NotNil(t, m, banner)
+	require.Contains(t, banner, `and in Avro into topic "earthquakes_avro" (schema subject "earthquakes_avro-value").`)
+	require.Contains(t, banner, "scan demo.earthquakes_avro")
+	if n := strings.Count(banner, "cannot read Avro tables yet"); n != 0 {
+		require.Equal(t, 1, n, banner)
+	}
+	_, err := http.Get(m[1] + "/subjects")
+	require.Error(t, err, "the registry stopped with mink dev")
 }
