@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/minkhq/mink/internal/settings"
+	"github.com/minkhq/mink/schemas"
 )
 
 // Defaults of [DevConfig]. The nodes' timings are shorter than a
@@ -44,6 +45,10 @@ type DevConfig struct {
 	// Kafka, when set, is an existing Kafka to use (--kafka) instead of
 	// the in-process one.
 	Kafka []string
+	// SchemaRegistry, when set, is an existing Schema Registry to use
+	// (--schema-registry) instead of the in-process one (franz-go's
+	// srfake).
+	SchemaRegistry string
 	// PostgresURL, when set, is used instead of a throwaway cluster.
 	PostgresURL string
 	// DataFile is the USGS feed to produce (--data). Default: found by
@@ -58,8 +63,8 @@ type DevConfig struct {
 	Command string
 }
 
-// WithDefaults returns cfg with every zero field but Kafka, PostgresURL and
-// DataFile (Dev looks for it) set to its default.
+// WithDefaults returns cfg with every zero field but Kafka, SchemaRegistry,
+// PostgresURL and DataFile (Dev looks for it) set to its default.
 func (cfg DevConfig) WithDefaults() DevConfig {
 	return settings.Defaults(cfg, DevConfig{Nodes: DefaultNodes, BasePort: DefaultBasePort, LeaseTTL: DefaultLeaseTTL,
 		FlushInterval: DefaultFlushInterval, CommitInterval: DefaultCommitInterval, Logger: slog.Default(),
@@ -67,7 +72,8 @@ func (cfg DevConfig) WithDefaults() DevConfig {
 }
 
 // Validate returns a wrapped *settings.Error for a negative number of
-// nodes or duration, or ports outside 1–65535. The nodes' settings are
+// nodes or duration, ports outside 1–65535, or a SchemaRegistry URL that
+// schemas.RegistryConfig refuses. The nodes' settings are
 // checked again, with the others, by node.Start.
 func (cfg DevConfig) Validate() error {
 	return settings.Check("devenv", cfg.check())
@@ -75,6 +81,9 @@ func (cfg DevConfig) Validate() error {
 
 func (cfg DevConfig) check() error {
 	if err := settings.Negative(cfg); err != nil {
+		return err
+	}
+	if err := (schemas.RegistryConfig{URL: cfg.SchemaRegistry}).Validate(); err != nil {
 		return err
 	}
 	cfg = cfg.WithDefaults()

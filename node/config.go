@@ -18,6 +18,7 @@ import (
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/objects"
 	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tail"
 	"github.com/minkhq/mink/writer"
 )
@@ -75,6 +76,11 @@ type Config struct {
 	// CommitInterval is commit_interval, the writer's commit period
 	// (docs/design.md §4.6). Default writer.DefaultCommitInterval.
 	CommitInterval time.Duration
+	// SchemaRegistry is schema_registry: {url, username, password, token,
+	// ca_file} (--schema-registry URL, --schema-registry-user, …), the
+	// Schema Registry of the avro, protobuf and json-schema formats. Empty
+	// URL: no registry.
+	SchemaRegistry schemas.RegistryConfig
 	// Logger receives the node's log lines, each with node_id. Nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -129,6 +135,7 @@ type plan struct {
 	tail     tail.Config
 	catalog  catalog.Config
 	admin    admin.Config
+	registry schemas.RegistryConfig
 }
 
 // plan derives the parts' configs from c (with its defaults); reg receives
@@ -149,16 +156,17 @@ func (c Config) plan(reg prometheus.Registerer) plan {
 		writer: writer.Config{CommitInterval: c.CommitInterval, Registerer: reg, Logger: log},
 		objects: objects.Config{NodeID: c.NodeID, Warehouse: c.Warehouse, CacheDir: c.CacheDir, CacheSize: c.CacheSize,
 			Registerer: reg, Logger: c.Logger},
-		tail:    tail.Config{Registerer: reg, Logger: log},
-		catalog: catalog.Config{Warehouse: c.Warehouse, AdvertiseURL: c.Advertise, Logger: log},
-		admin:   admin.Config{NodeID: c.NodeID, Warehouse: c.Warehouse, Logger: log},
+		tail:     tail.Config{Registerer: reg, Logger: log},
+		catalog:  catalog.Config{Warehouse: c.Warehouse, AdvertiseURL: c.Advertise, Logger: log},
+		admin:    admin.Config{NodeID: c.NodeID, Warehouse: c.Warehouse, Logger: log},
+		registry: c.SchemaRegistry,
 	}
 }
 
 // validate runs every part's checks, in start order.
 func (p plan) validate() error {
 	return cmp.Or(p.postgres.Validate(), p.kafka.Validate(), p.cluster.Validate(), p.indexer.Validate(),
-		p.writer.Validate(), p.objects.Validate(), p.catalog.Validate(), p.admin.Validate())
+		p.writer.Validate(), p.objects.Validate(), p.catalog.Validate(), p.admin.Validate(), p.registry.Validate())
 }
 
 // advertise sets the URL the cluster and the catalog hand out.

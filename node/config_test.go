@@ -14,6 +14,7 @@ import (
 	"github.com/minkhq/mink/indexer"
 	"github.com/minkhq/mink/internal/settings"
 	"github.com/minkhq/mink/objects"
+	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 	"github.com/minkhq/mink/writer"
 )
@@ -41,11 +42,21 @@ func TestValidateRejectsNegatives(t *testing.T) {
 		"postgres":        func(c *Config) { c.PostgresURL = "" },
 		"kafka":           func(c *Config) { c.KafkaBrokers = nil },
 		// Values no retry can fix fail before any connection, too.
-		"kafka ":    func(c *Config) { c.KafkaBrokers = []string{"127.0.0.1:1", "nohostport"} },
-		"kafka  ":   func(c *Config) { c.KafkaBrokers = []string{"h:notaport"} },
-		"postgres ": func(c *Config) { c.PostgresURL = "not a url" },
-		"listen":    func(c *Config) { c.Listen = "bad" },
-		"listen ":   func(c *Config) { c.Listen = "127.0.0.1:99999" },
+		"kafka ":              func(c *Config) { c.KafkaBrokers = []string{"127.0.0.1:1", "nohostport"} },
+		"kafka  ":             func(c *Config) { c.KafkaBrokers = []string{"h:notaport"} },
+		"postgres ":           func(c *Config) { c.PostgresURL = "not a url" },
+		"listen":              func(c *Config) { c.Listen = "bad" },
+		"schema_registry.url": func(c *Config) { c.SchemaRegistry.URL = "registry:8081" },
+		"schema_registry.password": func(c *Config) {
+			c.SchemaRegistry = schemas.RegistryConfig{URL: "http://r:8081", Username: "u"}
+		},
+		"schema_registry.token": func(c *Config) {
+			c.SchemaRegistry = schemas.RegistryConfig{URL: "http://u:p@r:8081", Token: "t"}
+		},
+		"schema_registry.ca_file": func(c *Config) {
+			c.SchemaRegistry = schemas.RegistryConfig{URL: "https://r", CAFile: "/nonexistent/ca.pem"}
+		},
+		"listen ": func(c *Config) { c.Listen = "127.0.0.1:99999" },
 	} {
 		key := strings.TrimSpace(key)
 		t.Run(key, func(t *testing.T) {
@@ -70,6 +81,9 @@ func TestValidateRejectsNegatives(t *testing.T) {
 		func(c *Config) { c.Listen = "[::1]:8181" },
 		func(c *Config) { c.PostgresURL = "host=db dbname=mink user=mink" },
 		func(c *Config) { c.KafkaBrokers = []string{"kafka-0.kafka:9092", "[::1]:9092"} },
+		func(c *Config) {
+			c.SchemaRegistry = schemas.RegistryConfig{URL: "https://u:p@registry:8081/sr"}
+		},
 	} {
 		cfg := valid()
 		set(&cfg)

@@ -49,6 +49,7 @@ type Node struct {
 	pool     *pgxpool.Pool
 	kafka    *kafka.Client
 	objects  *objects.Server
+	registry *schemas.Registry
 	cluster  *cluster.Cluster
 	listener net.Listener
 	server   *http.Server
@@ -85,6 +86,13 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	if n.kafka, err = kafka.New(p.kafka); err != nil {
 		return nil, err
+	}
+	if p.registry.URL != "" {
+		// It does not connect: a registry that is down pauses only the
+		// partitions that need a schema it has not stored yet.
+		if n.registry, err = schemas.NewRegistry(p.registry); err != nil {
+			return nil, err
+		}
 	}
 	if n.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("node: listen %s: %w", cfg.Listen, err)
@@ -223,6 +231,10 @@ func (n *Node) ID() string { return n.cfg.NodeID }
 // URL returns the advertised URL.
 func (n *Node) URL() string { return n.cfg.Advertise }
 
+// Registry returns the node's Schema Registry client, or nil when
+// Config.SchemaRegistry has no URL.
+func (n *Node) Registry() *schemas.Registry { return n.registry }
+
 // Stop stops the node cleanly (docs/design.md §3.1): jobs stop, leases are
 // released, the node row is deleted (the others, notified, take the
 // leases at once), then the HTTP server closes: requests in flight finish
@@ -265,6 +277,9 @@ func (n *Node) close() {
 	}
 	if n.kafka != nil {
 		n.kafka.Close()
+	}
+	if n.registry != nil {
+		n.registry.Close()
 	}
 	if n.pool != nil {
 		n.pool.Close()

@@ -21,6 +21,7 @@ import (
 	"github.com/minkhq/mink/internal/settings"
 	"github.com/minkhq/mink/node"
 	"github.com/minkhq/mink/objects"
+	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 	"github.com/minkhq/mink/writer"
 )
@@ -32,7 +33,9 @@ Usage:
               [--roles indexer,server] [--lease-ttl %s] [--max-partitions 0]
               [--cache-dir DIR] [--cache-size %s] [--warehouse %s]
               [--index-memory %s] [--memory-limit %s] [--pprof]
-  mink dev    [--nodes N] [--kafka HOST:PORT] [--data FILE]
+              [--schema-registry URL [--schema-registry-user U --schema-registry-password P
+               | --schema-registry-token T] [--schema-registry-ca FILE]]
+  mink dev    [--nodes N] [--kafka HOST:PORT] [--schema-registry URL] [--data FILE]
   mink table create NS.NAME --topic T --value-format json [--schema FILE] [--start earliest]
               [--property k=v,…]   (e.g. mink.json.field-matching=case-insensitive)
   mink table list | mink table get NS.NAME | mink table delete NS.NAME
@@ -162,6 +165,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.Var(&indexMemory, "index-memory", "bytes of records all indexers of this node hold before cutting ranges early, e.g. 128MiB (sets index_memory)")
 	fs.Var(&memoryLimit, "memory-limit", "Go soft memory limit of the process, e.g. 1GiB; 0 = none (GOMEMLIMIT, when set, wins)")
 	pprof := fs.Bool("pprof", false, "serve Go's profiles at /debug/pprof/ on the listen address")
+	registryFlags(fs, &cfg.SchemaRegistry)
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -195,6 +199,18 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	return nil
 }
 
+// registryFlags are the flags of the Schema Registry (YAML key
+// schema_registry: {url, username, password, token, ca_file}).
+func registryFlags(fs *flag.FlagSet, cfg *schemas.RegistryConfig) {
+	fs.StringVar(&cfg.URL, "schema-registry", "",
+		"Schema Registry URL http(s)://host[:port][/path] for the avro, protobuf and json-schema formats; user:password@ in it is basic auth (sets schema_registry.url)")
+	fs.StringVar(&cfg.Username, "schema-registry-user", "", "Schema Registry basic auth user (sets schema_registry.username)")
+	fs.StringVar(&cfg.Password, "schema-registry-password", "", "Schema Registry basic auth password; prefer MINK_SCHEMA_REGISTRY_PASSWORD, as flags show in ps (sets schema_registry.password)")
+	fs.StringVar(&cfg.Token, "schema-registry-token", "", "Schema Registry bearer token, instead of basic auth; prefer MINK_SCHEMA_REGISTRY_TOKEN (sets schema_registry.token)")
+	fs.StringVar(&cfg.CAFile, "schema-registry-ca", "",
+		"PEM file of the CA certificates the registry's https certificate is checked against, instead of the system's (sets schema_registry.ca_file)")
+}
+
 // positive rejects 0 for the named flags. Each flag's default is in its
 // help, so 0 given in the command line, a MINK_* variable or the file
 // means 0, which these settings cannot be (in the Go configs, 0 means the
@@ -214,7 +230,7 @@ func positive(fs *flag.FlagSet, names ...string) error {
 func settingError(fs *flag.FlagSet, err error) error {
 	var se *settings.Error
 	if errors.As(err, &se) {
-		if name := strings.ReplaceAll(se.Key, "_", "-"); fs.Lookup(name) != nil {
+		if name := flagName(se.Key); name != "" && fs.Lookup(name) != nil {
 			if se.Problem == settings.Missing {
 				return usagef("--%s %s (or %s)", name, se.Problem, envName(name))
 			}
@@ -230,6 +246,7 @@ func dev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var kafkaBrokers listFlag
 	fs.IntVar(&cfg.Nodes, "nodes", devenv.DefaultNodes, "number of Mink nodes to run")
 	fs.Var(&kafkaBrokers, "kafka", "use this Kafka instead of the in-process one")
+	fs.StringVar(&cfg.SchemaRegistry, "schema-registry", "", "use this Schema Registry (no auth) instead of the in-process one")
 	fs.IntVar(&cfg.BasePort, "port", devenv.DefaultBasePort, "HTTP port of the first node (node i listens on port+i)")
 	fs.StringVar(&cfg.DataFile, "data", "", "USGS GeoJSON feed to produce (default ../shared/data/"+devenv.USGSFile+")")
 	logLevel := fs.String("log-level", "warn", "debug, info, warn or error")

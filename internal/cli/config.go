@@ -16,8 +16,31 @@ import (
 // envAliases are MINK_* names the design fixes that do not follow the
 // flag name (docs/design.md §5: MINK_KAFKA_BROKERS for --kafka).
 var envAliases = map[string]string{
-	"kafka":    "MINK_KAFKA_BROKERS",
-	"postgres": "MINK_POSTGRES_URL",
+	"kafka":           "MINK_KAFKA_BROKERS",
+	"postgres":        "MINK_POSTGRES_URL",
+	"schema-registry": "MINK_SCHEMA_REGISTRY_URL",
+}
+
+// yamlGroups are YAML keys that hold a map of settings, each set by its
+// own flag: schema_registry: {url: …} is --schema-registry. The dotted
+// key (schema_registry.url) is what a config's Validate names.
+var yamlGroups = map[string]map[string]string{
+	"schema_registry": {
+		"url":      "schema-registry",
+		"username": "schema-registry-user",
+		"password": "schema-registry-password",
+		"token":    "schema-registry-token",
+		"ca_file":  "schema-registry-ca",
+	},
+}
+
+// flagName is the flag of a setting's key: lease_ttl → lease-ttl,
+// schema_registry.username → schema-registry-user.
+func flagName(key string) string {
+	if group, sub, ok := strings.Cut(key, "."); ok {
+		return yamlGroups[group][sub]
+	}
+	return strings.ReplaceAll(key, "_", "-")
 }
 
 // envName is the MINK_* variable of a flag: MINK_ + upper snake case.
@@ -102,6 +125,20 @@ func parseSettings(fs *flag.FlagSet, args []string, positional ...*string) error
 	}
 	known := map[string]*flag.Flag{}
 	fs.VisitAll(func(f *flag.Flag) { known[yamlKey(f.Name)] = f })
+	for group, subs := range yamlGroups {
+		m, ok := values[group].(map[string]any)
+		if !ok {
+			continue
+		}
+		delete(values, group)
+		for sub, v := range m {
+			k := group + "." + sub
+			if f := fs.Lookup(subs[sub]); f != nil {
+				known[k] = f
+			}
+			values[k] = v
+		}
+	}
 	for k, v := range values {
 		f, ok := known[k]
 		if !ok {

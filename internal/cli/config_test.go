@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/minkhq/mink/schemas"
 )
 
 // Precedence: flag > MINK_* variable > YAML file; the seed's names stay
@@ -72,5 +74,45 @@ func TestSizeString(t *testing.T) {
 		back, err := parseBytes(want)
 		require.NoError(t, err)
 		require.Equal(t, n, back)
+	}
+}
+
+// schema_registry is a map in the YAML file; each of its keys has a flag
+// and a variable of its own, with the same precedence.
+func TestConfigSchemaRegistry(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "mink.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`schema_registry:
+  url: https://registry:8081
+  username: mink
+  password: from-file
+  ca_file: /etc/ca.pem
+`), 0o600))
+	t.Setenv("MINK_SCHEMA_REGISTRY_PASSWORD", "from-env")
+
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	var cfg schemas.RegistryConfig
+	registryFlags(fs, &cfg)
+	require.NoError(t, parse(fs, []string{"--config", file, "--schema-registry-ca", "/tmp/ca.pem"}))
+	require.Equal(t, schemas.RegistryConfig{URL: "https://registry:8081", Username: "mink", Password: "from-env",
+		CAFile: "/tmp/ca.pem"}, cfg)
+
+	t.Setenv("MINK_SCHEMA_REGISTRY_URL", "http://env:8081")
+	t.Setenv("MINK_SCHEMA_REGISTRY_USER", "")
+	t.Setenv("MINK_SCHEMA_REGISTRY_TOKEN", "tok")
+	fs = flag.NewFlagSet("t", flag.ContinueOnError)
+	cfg = schemas.RegistryConfig{}
+	registryFlags(fs, &cfg)
+	require.NoError(t, parse(fs, nil))
+	require.Equal(t, schemas.RegistryConfig{URL: "http://env:8081", Password: "from-env", Token: "tok"}, cfg)
+
+	require.NoError(t, os.WriteFile(file, []byte("schema_registry:\n  uri: http://r\n"), 0o600))
+	fs = flag.NewFlagSet("t", flag.ContinueOnError)
+	registryFlags(fs, &cfg)
+	require.ErrorContains(t, parse(fs, []string{"--config", file}), `unknown key "schema_registry.uri"`)
+
+	for key, want := range map[string]string{"lease_ttl": "lease-ttl", "schema_registry.url": "schema-registry",
+		"schema_registry.username": "schema-registry-user", "schema_registry.ca_file": "schema-registry-ca",
+		"schema_registry.nope": ""} {
+		require.Equal(t, want, flagName(key), key)
 	}
 }

@@ -1,0 +1,9 @@
+package schemas_test
+
+import (
+	"testing"
+
+	"github.com/minkhq/mink/internal/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
