@@ -125,6 +125,10 @@ func (h *Handler) createTable(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid table definition: unexpected data after the JSON object")
 		return
 	}
+	if err := tables.Check(&def); err != nil {
+		h.fail(w, err)
+		return
+	}
 	offs, err := h.kafka.ListOffsets(r.Context(), def.Topic)
 	if err != nil {
 		h.fail(w, err)

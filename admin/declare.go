@@ -92,6 +92,9 @@ func (h *Handler) subjectColumns(ctx context.Context, f codec.Format, subject st
 	if errors.Is(err, schemas.ErrNotFound) {
 		return nil, fmt.Errorf("%w: subject %q has no schema in the registry", tables.ErrInvalid, subject)
 	}
+	if errors.Is(err, schemas.ErrInvalid) {
+		return nil, fmt.Errorf("%w: subject %q: %w", tables.ErrInvalid, subject, err)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -340,5 +340,10 @@ func (j jobs) Run(ctx context.Context, l cluster.Lease) error {
 }
 
 // registrySource is the node's schema registry, nil when none is
-// configured. (The registry client lands with the registry settings.)
-func (n *Node) registrySource() schemas.Source { return nil }
+// configured (a nil *Registry must not become a non-nil Source).
+func (n *Node) registrySource() schemas.Source {
+	if n.registry == nil {
+		return nil
+	}
+	return n.registry
+}

@@ -277,6 +277,8 @@ func (s *Store) decideWriter(ctx context.Context, t *tables.Table, k writerKey, 
 	switch {
 	case errors.Is(err, ErrNotFound):
 		reason = fmt.Sprintf("%s: schema id %d is not in the schema registry", role(k.key), k.id)
+	case errors.Is(err, ErrInvalid):
+		reason = fmt.Sprintf("%s: schema id %d: %v", role(k.key), k.id, err)
 	case err != nil:
 		return writerMapping{}, err
 	}

@@ -255,6 +255,9 @@ func validate(def *Definition) error {
 	if def.Infer && codec.Format(def.ValueFormat) != codec.JSON {
 		return fmt.Errorf("%w: infer applies to value format json only", ErrInvalid)
 	}
+	if codec.Format(def.ValueFormat) == codec.JSON && !def.Infer && (len(def.Schema) == 0 || string(def.Schema) == "null") {
+		return fmt.Errorf("%w: value format json needs a declared schema (or infer)", ErrInvalid)
+	}
 	if (def.Subject != "" && !codec.Format(def.ValueFormat).Registry()) || (def.KeySubject != "" && !codec.Format(def.KeyFormat).Registry()) {
 		return fmt.Errorf("%w: a subject applies to avro, protobuf and json-schema formats only", ErrInvalid)
 	}
@@ -280,6 +283,11 @@ func validate(def *Definition) error {
 	}
 	return nil
 }
+
+// Check validates what a definition says besides its schema (names,
+// topic, formats, start, properties) and fills the defaults of key format
+// and start. Errors wrap ErrInvalid.
+func Check(def *Definition) error { return validate(def) }
 
 // Schemas returns the table schema and dead-letter schema a definition
 // produces, or an error wrapping ErrInvalid.

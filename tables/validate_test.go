@@ -50,7 +50,7 @@ func TestJSONProperties(t *testing.T) {
 		{def("json", schema, map[string]string{"mink.json.unknown-fields": "drop"}),
 			`invalid table definition: property mink.json.unknown-fields must be ignore or dead-letter, not "drop"`},
 		{def("raw", nil, map[string]string{"mink.json.field-matching": "exact"}),
-			`invalid table definition: property mink.json.field-matching applies to value format json only`},
+			`invalid table definition: property mink.json.field-matching applies to value formats json and json-schema only`},
 		{def("json", clash, map[string]string{"mink.json.field-matching": "case-insensitive"}),
 			`invalid table definition: schema: field s.ZIP: its name and "Zip" differ only by case: with mink.json.field-matching = case-insensitive a JSON key would match both`},
 	} {

@@ -102,9 +102,12 @@ func tableCall(ctx context.Context, c *admin.Client, sub, name string, stdout io
 // definition to post.
 func parseTableCreate(fs *flag.FlagSet, args []string) (*tables.Definition, error) {
 	topic := fs.String("topic", "", "Kafka topic (required)")
-	vf := fs.String("value-format", "", "raw, string or json (required)")
-	kf := fs.String("key-format", "raw", "raw or string")
-	schema := fs.String("schema", "", "Iceberg schema JSON file (required for json)")
+	vf := fs.String("value-format", "", "raw, string, json, avro, protobuf or json-schema (required)")
+	kf := fs.String("key-format", "raw", "raw, string, avro, protobuf or json-schema (these three also fill a key column)")
+	schema := fs.String("schema", "", "Iceberg schema JSON file (json, unless --infer)")
+	infer := fs.Bool("infer", false, "json: infer the schema from the records Kafka retains; it evolves as new fields appear")
+	subject := fs.String("subject", "", "registry subject of the value schema (default TOPIC-value)")
+	keySubject := fs.String("key-subject", "", "registry subject of the key schema (default TOPIC-key)")
 	start := fs.String("start", "earliest", "earliest or latest")
 	var props listFlag
 	fs.Var(&props, "property", "table property k=v[,k=v…]")
@@ -118,13 +121,14 @@ func parseTableCreate(fs *flag.FlagSet, args []string) (*tables.Definition, erro
 	case *topic == "":
 		return nil, usagef("--topic is required")
 	case *vf == "":
-		return nil, usagef("--value-format is required (raw, string or json)")
+		return nil, usagef("--value-format is required (raw, string, json, avro, protobuf or json-schema)")
 	}
 	ns, tname, err := splitTableName(name)
 	if err != nil {
 		return nil, err
 	}
-	def := &tables.Definition{Namespace: ns, Name: tname, Topic: *topic, ValueFormat: *vf, KeyFormat: *kf, Start: *start}
+	def := &tables.Definition{Namespace: ns, Name: tname, Topic: *topic, ValueFormat: *vf, KeyFormat: *kf, Start: *start,
+		Infer: *infer, Subject: *subject, KeySubject: *keySubject}
 	if *schema != "" {
 		b, err := os.ReadFile(*schema)
 		if err != nil {

@@ -187,8 +187,27 @@ func printTableStatus(w io.Writer, st *admin.TableStatus, now time.Time) error {
 		}
 		fmt.Fprintf(w, " (e.g. %s)", strings.Join(quoted, ", "))
 	}
-	_, err := fmt.Fprintf(w, "\ndead letters: %d (mink scan '%s~dlq')\n", st.DeadLetters, st.Table)
-	return err
+	if _, err := fmt.Fprintf(w, "\ndead letters: %d (mink scan '%s~dlq')\n", st.DeadLetters, st.Table); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "schema: version %d (%d versions)\n", st.SchemaID, st.SchemaVersions)
+	if len(st.WriterSchemas) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "writer schemas (registry id → table schema version):")
+	rows := make([][]string, len(st.WriterSchemas))
+	for i, ws := range st.WriterSchemas {
+		id := fmt.Sprint(ws.RegistryID)
+		if ws.MessageIndexes != "" {
+			id += " [" + ws.MessageIndexes + "]"
+		}
+		holds := "dead letters: " + ws.Error
+		if ws.SchemaID != nil {
+			holds = fmt.Sprintf("version %d", *ws.SchemaID)
+		}
+		rows[i] = []string{ws.Role, id, holds}
+	}
+	return printTable(w, "  ", []string{"ROLE", "ID", "RECORDS"}, rows)
 }
 
 // expiresIn shows an expiry (by the database clock) relative to now (by
