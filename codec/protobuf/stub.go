@@ -19,7 +19,9 @@ func Convert(s *wire.Schema, indexes []int) (iceberg.Type, error) { return nil, 
 type Decoder struct{}
 
 // NewDecoder is a placeholder.
-func NewDecoder(s *wire.Schema, indexes []int, target iceberg.Type) (*Decoder, error) { return nil, errStub }
+func NewDecoder(s *wire.Schema, indexes []int, target iceberg.Type) (*Decoder, error) {
+	return nil, errStub
+}
 
 // Decode is a placeholder.
 func (d *Decoder) Decode(payload []byte) error { return errStub }
