@@ -67,3 +67,22 @@ func TestJSONProperties(t *testing.T) {
 		require.NoError(t, err, "%v", d.Properties)
 	}
 }
+
+// A registry format's definition (columns from the registry) checks out:
+// its decoder compiles each writer schema only when records come.
+func TestRegistryFormatDefinitions(t *testing.T) {
+	value := []byte(`{"type":"struct","fields":[{"id":1,"name":"id","type":"long","required":true}]}`)
+	keyed := []byte(`{"type":"struct","fields":[{"id":1,"name":"key","required":false,"type":{"type":"struct","fields":[
+		{"id":2,"name":"id","type":"string","required":true}]}},{"id":3,"name":"id","type":"long","required":true}]}`)
+	for _, d := range []*tables.Definition{
+		{Namespace: "t", Name: "x", Topic: "x", ValueFormat: "json-schema", Schema: value},
+		{Namespace: "t", Name: "x", Topic: "x", ValueFormat: "avro", Schema: value},
+		{Namespace: "t", Name: "x", Topic: "x", ValueFormat: "protobuf", KeyFormat: "string", Schema: value},
+		{Namespace: "t", Name: "x", Topic: "x", ValueFormat: "avro", KeyFormat: "avro", Schema: keyed},
+		{Namespace: "t", Name: "x", Topic: "x", ValueFormat: "json", KeyFormat: "json-schema", Schema: keyed},
+	} {
+		table, _, err := tables.Schemas(d)
+		require.NoError(t, err, "%s/%s", d.KeyFormat, d.ValueFormat)
+		require.Equal(t, "id", table.Fields()[len(table.Fields())-1].Name)
+	}
+}
