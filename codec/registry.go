@@ -19,9 +19,10 @@ import (
 // (docs/design.md §4.7). The caller prepares every id of a range before
 // the build (package schemas), so that decoding never waits on the
 // registry: an error returned here makes the record a dead letter with
-// the error as its reason (the registry does not know the id, or the
-// table's schema cannot take the writer's, e.g. a string field that
-// became an int), and must be the same on every rebuild of the range.
+// the error, as is, as its reason (the registry does not know the id, or
+// the table's schema cannot take the writer's, e.g. a string field that
+// became an int); it names the role and the schema id itself, and must be
+// the same on every rebuild of the range.
 type WriterSchemas interface {
 	WriterSchema(key bool, id int, indexes []int) (*wire.Schema, error)
 }
@@ -194,7 +195,9 @@ func (r *registryDecoder) compile(id int, indexes []int) *writerDecoder {
 	}
 	s, err := r.cfg.Writers.WriterSchema(r.cfg.Key, id, indexes)
 	if err != nil {
-		return fail(err)
+		// The reason as WriterSchemas gives it: it names the role and id
+		// already ("value: schema id 7 is not in the schema registry").
+		return &writerDecoder{err: err}
 	}
 	if r.cfg.Format == JSONSchema {
 		return &writerDecoder{json: true, structCols: !r.cfg.Key}
