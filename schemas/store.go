@@ -36,13 +36,6 @@ var (
 	tableLockSQL string
 )
 
-// ErrSchemaWait is wrapped, with outage.ErrUnavailable, by the errors of
-// Spec and Build when a writer schema is neither stored nor fetchable now
-// (the registry is unreachable, or this node has none): the partition's
-// records wait for it (never dead letters), and a zero-lag load leaves
-// that partition at its committed end instead of failing (package tail).
-var ErrSchemaWait = errors.New("waiting for a writer schema")
-
 // Source is where registry schemas Mink has not stored yet come from: a
 // *Registry. Errors wrap ErrNotFound (the registry does not know the id or
 // subject) or outage.ErrUnavailable (anything else: retried, never a dead
@@ -395,13 +388,10 @@ func (s *Store) registrySchema(ctx context.Context, id int) (*wire.Schema, error
 		}
 	case errors.Is(err, pgx.ErrNoRows):
 		if s.source == nil {
-			return nil, fmt.Errorf("%w: %w: schema id %d is not stored yet and this node has no schema registry (mink serve --schema-registry)",
-				ErrSchemaWait, outage.ErrUnavailable, id)
+			return nil, fmt.Errorf("%w: schema id %d is not stored yet and this node has no schema registry (mink serve --schema-registry)",
+				outage.ErrUnavailable, id)
 		}
 		if ws, err = s.source.SchemaByID(ctx, id); err != nil {
-			if errors.Is(err, outage.ErrUnavailable) {
-				return nil, fmt.Errorf("%w: %w", ErrSchemaWait, err)
-			}
 			return nil, err
 		}
 		if ws.ID == 0 {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/minkhq/mink/commit"
 	"github.com/minkhq/mink/kafka"
-	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 )
 
@@ -36,23 +35,16 @@ func TestWanted(t *testing.T) {
 }
 
 // TestGather: every wanted range moves its content end; only ranges with a
-// row of the table add a file; a range waiting for a writer schema leaves
-// its partition's end where it is.
+// row of the table add a file.
 func TestGather(t *testing.T) {
 	tbl := &tables.Table{Namespace: "ns", Name: "t"}
 	a, b := tailRange{0, 40, 100}, tailRange{1, 50, 80}
 	f := &commit.TailFile{Key: "a"}
-	add, ends, err := gather(tbl, []tailRange{a, b}, &builds{files: map[tailRange]*commit.TailFile{a: f}, have: map[tailRange]bool{a: true, b: true}})
+	add, ends, err := gather(tbl, []tailRange{a, b}, map[tailRange]*commit.TailFile{a: f}, map[tailRange]bool{a: true, b: true})
 	require.NoError(t, err)
 	require.Equal(t, []*commit.TailFile{f}, add)
 	require.Equal(t, map[int32]int64{0: 100, 1: 80}, ends)
 
-	_, _, err = gather(tbl, []tailRange{a, b}, &builds{files: map[tailRange]*commit.TailFile{a: f}, have: map[tailRange]bool{a: true}})
+	_, _, err = gather(tbl, []tailRange{a, b}, map[tailRange]*commit.TailFile{a: f}, map[tailRange]bool{a: true})
 	require.ErrorContains(t, err, "was not built")
-
-	add, ends, err = gather(tbl, []tailRange{a, b}, &builds{files: map[tailRange]*commit.TailFile{a: f}, have: map[tailRange]bool{a: true},
-		waiting: map[tailRange]error{b: schemas.ErrSchemaWait}})
-	require.NoError(t, err)
-	require.Equal(t, []*commit.TailFile{f}, add)
-	require.Equal(t, map[int32]int64{0: 100}, ends)
 }

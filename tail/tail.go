@@ -188,7 +188,8 @@ const plannedAttempts = 2
 // again from the head it found.
 func (l *Loader) extend(ctx context.Context, base *commit.Head, offs map[int32]kafka.Offsets) (*commit.Head, error) {
 	t, src := base.Table, base.Source
-	b := &builds{files: map[tailRange]*commit.TailFile{}, have: map[tailRange]bool{}, waiting: map[tailRange]error{}}
+	built := map[tailRange]*commit.TailFile{}
+	have := map[tailRange]bool{}
 	for attempt := 0; ; attempt++ {
 		underLock := attempt >= plannedAttempts
 		if !underLock {
@@ -197,32 +198,18 @@ func (l *Loader) extend(ctx context.Context, base *commit.Head, offs map[int32]k
 			if _, err := base.Parsed(); err != nil {
 				return nil, err
 			}
-			if err := l.build(ctx, t, src, tailOf(base.Ends, offs), b); err != nil {
+			if err := l.build(ctx, t, src, tailOf(base.Ends, offs), built, have); err != nil {
 				return nil, err
 			}
 		}
-		h, err := l.store(ctx, base, offs, b, underLock)
+		h, err := l.store(ctx, base, offs, built, have, underLock)
 		if errors.Is(err, errOvertaken) {
 			l.conflicts.Inc()
 			base = h
 			continue
 		}
-		for r, err := range b.waiting {
-			l.cfg.Logger.Warn("tail: a partition waits for a writer schema; this load leaves it at its committed end",
-				"table", t.FullName(), "partition", r.partition, "start", r.start, "end", r.end, "err", err)
-		}
 		return h, err
 	}
-}
-
-// builds are the tail files an extend built: files by range (nil for a
-// range without a row of the table), have the ranges built, waiting the
-// ranges that need a writer schema the node cannot get now
-// (schemas.ErrSchemaWait), with the error.
-type builds struct {
-	files   map[tailRange]*commit.TailFile
-	have    map[tailRange]bool
-	waiting map[tailRange]error
 }
 
 // errOvertaken says another commit extended the table between the plan and
@@ -238,10 +225,9 @@ var loadSummary = map[string]string{icebergmeta.SummaryCommittedBy: icebergmeta.
 // errOvertaken, or, when underLock is set, plans again from that head and
 // builds what is missing under the lock (wanted decides which). Only ranges
 // built (have) move the content end: a range without a row of the table
-// has no file but was read; a waiting range leaves its partition's end
-// where it is.
+// has no file but was read.
 func (l *Loader) store(ctx context.Context, base *commit.Head, offs map[int32]kafka.Offsets,
-	b *builds, underLock bool) (*commit.Head, error) {
+	built map[tailRange]*commit.TailFile, have map[tailRange]bool, underLock bool) (*commit.Head, error) {
 	t, src := base.Table, base.Source
 	var h *commit.Head
 	var add []*commit.TailFile
@@ -252,12 +238,12 @@ func (l *Loader) store(ctx context.Context, base *commit.Head, offs map[int32]ka
 			return err
 		}
 		if underLock {
-			if err := l.build(ctx, t, src, want, b); err != nil {
+			if err := l.build(ctx, t, src, want, built, have); err != nil {
 				return err
 			}
 		}
 		var ends map[int32]int64
-		if add, ends, err = gather(t, want, b); err != nil {
+		if add, ends, err = gather(t, want, built, have); err != nil {
 			return err
 		}
 		if len(add) > 0 {
@@ -306,19 +292,16 @@ func wanted(base, locked map[int32]int64, offs map[int32]kafka.Offsets, underLoc
 }
 
 // gather returns the tail files of want to commit (the ranges with a row of
-// t) and the content ends they move to. Every range must have been built,
-// or be waiting for a writer schema (its partition's end stays).
-func gather(t *tables.Table, want []tailRange, b *builds) ([]*commit.TailFile, map[int32]int64, error) {
+// t) and the content ends they move to. Every range must have been built.
+func gather(t *tables.Table, want []tailRange, built map[tailRange]*commit.TailFile, have map[tailRange]bool) (
+	[]*commit.TailFile, map[int32]int64, error) {
 	var add []*commit.TailFile
 	ends := map[int32]int64{}
 	for _, r := range want {
-		if _, ok := b.waiting[r]; ok && !b.have[r] {
-			continue
-		}
-		if !b.have[r] {
+		if !have[r] {
 			return nil, nil, fmt.Errorf("tail: %s partition %d [%d, %d) was not built", t.FullName(), r.partition, r.start, r.end)
 		}
-		if f := b.files[r]; f != nil {
+		if f := built[r]; f != nil {
 			add = append(add, f)
 		}
 		ends[r.partition] = r.end
@@ -345,29 +328,22 @@ func (l *Loader) committed(h *commit.Head, add []*commit.TailFile) {
 }
 
 // build builds the tail file of each range of tail that has not been built
-// yet (b.have), partitions in parallel, into b.files (nil for a range
-// without a row of t). A range whose records need a writer schema the node
-// cannot get now (the registry is unreachable) goes to b.waiting instead:
-// the load answers without it rather than not at all (issue 11: loads keep
-// working while the registry is down).
-func (l *Loader) build(ctx context.Context, t, src *tables.Table, tail []tailRange, b *builds) error {
+// yet (have), partitions in parallel, into built (nil for a range without a
+// row of t).
+func (l *Loader) build(ctx context.Context, t, src *tables.Table, tail []tailRange,
+	built map[tailRange]*commit.TailFile, have map[tailRange]bool) error {
 	var todo []tailRange
 	for _, r := range tail {
-		if !b.have[r] {
+		if !have[r] {
 			todo = append(todo, r)
 		}
 	}
 	out := make([]*commit.TailFile, len(todo))
-	waits := make([]error, len(todo))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, r := range todo {
 		g.Go(func() error {
 			f, err := commit.Build(gctx, l.kafka, l.cfg.Schemas, t, src, r.partition, r.start, r.end, -1)
-			if errors.Is(err, schemas.ErrSchemaWait) {
-				waits[i] = err
-				return nil
-			}
 			out[i] = f
 			return err
 		})
@@ -376,11 +352,7 @@ func (l *Loader) build(ctx context.Context, t, src *tables.Table, tail []tailRan
 		return err
 	}
 	for i, r := range todo {
-		if waits[i] != nil {
-			b.waiting[r] = waits[i]
-			continue
-		}
-		b.files[r], b.have[r] = out[i], true
+		built[r], have[r] = out[i], true
 	}
 	return nil
 }
