@@ -21,7 +21,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/minkhq/mink/codec"
-	"github.com/minkhq/mink/codec/wire"
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/icebergmeta"
 )
@@ -309,22 +308,11 @@ func Schemas(def *Definition) (table, dlq *iceberg.Schema, err error) {
 	}
 	// The decoder refuses a schema its options cannot match unambiguously
 	// (names equal under case folding with case-insensitive matching).
-	// Registry formats compile each writer schema when its first record
-	// comes; noWriters only lets the decoder be built here.
 	opts, _ := codec.JSONOptionsOf(def.Properties) // checked by validate
-	if _, err := codec.NewDecoderConfig(table, codec.DecoderConfig{Format: codec.Format(def.ValueFormat),
-		KeyFormat: codec.Format(def.KeyFormat), JSON: opts, Writers: noWriters{}}); err != nil {
+	if _, err := codec.NewDecoder(codec.Format(def.ValueFormat), table, opts); err != nil {
 		return nil, nil, fmt.Errorf("%w: schema: %w", ErrInvalid, err)
 	}
 	return table, codec.DLQSchema(codec.Format(def.KeyFormat)), nil
-}
-
-// noWriters is the codec.WriterSchemas of a decoder that is only built,
-// never used.
-type noWriters struct{}
-
-func (noWriters) WriterSchema(bool, int, []int) (*wire.Schema, error) {
-	return nil, errors.New("tables: no writer schemas while checking a definition")
 }
 
 // Spec returns how the table's records become rows: its schema, formats
