@@ -153,8 +153,17 @@ func (d *Decoder) truncated(n *node) error {
 	return fmt.Errorf("field %s: truncated payload at byte %d of %d", n.path, d.pos, len(d.in))
 }
 
-// long reads a zig-zag varint of at most 10 bytes.
+// readLong reads a zig-zag varint of at most 10 bytes. Most varints
+// (union indexes, lengths, small numbers) are one byte: that path inlines.
 func (d *Decoder) readLong(n *node) (int64, error) {
+	if p := d.pos; p < len(d.in) && d.in[p] < 0x80 {
+		d.pos = p + 1
+		return int64(d.in[p]>>1) ^ -int64(d.in[p]&1), nil
+	}
+	return d.readLongSlow(n)
+}
+
+func (d *Decoder) readLongSlow(n *node) (int64, error) {
 	var v uint64
 	for s, i := uint(0), d.pos; i < len(d.in); s, i = s+7, i+1 {
 		b := d.in[i]
@@ -354,9 +363,14 @@ func (d *Decoder) read(n *node) error {
 	case opArray, opMap:
 		return d.blocks(n)
 	case opUnion:
-		v, err := d.readLong(n)
-		if err != nil {
-			return err
+		var v int64
+		if p := d.pos; p < len(d.in) && d.in[p] < 0x80 { // readLong's fast path, which does not inline
+			v, d.pos = int64(d.in[p]>>1)^-int64(d.in[p]&1), p+1
+		} else {
+			var err error
+			if v, err = d.readLongSlow(n); err != nil {
+				return err
+			}
 		}
 		if v < 0 || v >= int64(len(n.branches)) {
 			return fmt.Errorf("field %s: union index %d out of range [0, %d)", n.path, v, len(n.branches))

@@ -19,12 +19,12 @@ func everyValue() map[string]any {
 		"b": true, "i": int32(-3), "l": int64(1) << 50, "f": float32(2.5), "d": -0.25, "s": "ü",
 		"by": []byte{0, 1}, "e": "B", "fx": [4]byte{9, 8, 7, 6},
 		"opt": int64(4), "opt2": nil,
-		"u":  map[string]any{"string": "x"},
-		"un": map[string]any{"t.B": map[string]any{"x": int32(1)}},
-		"m":  map[string]any{"n": nil}, // one key: Go maps have no order
-		"a":  []any{map[string]any{"sku": "s1", "qty": int32(2)}, map[string]any{"sku": "s2", "qty": nil}},
-		"c":  map[string]any{"id": int64(5), "tags": []any{"a", "b"}},
-		"c2": nil,
+		"u":   map[string]any{"string": "x"},
+		"un":  map[string]any{"t.B": map[string]any{"x": int32(1)}},
+		"m":   map[string]any{"n": nil}, // one key: Go maps have no order
+		"a":   []any{map[string]any{"sku": "s1", "qty": int32(2)}, map[string]any{"sku": "s2", "qty": nil}},
+		"c":   map[string]any{"id": int64(5), "tags": []any{"a", "b"}},
+		"c2":  nil,
 		"dec": big.NewRat(-123456789, 10_000_000_000), "decf": big.NewRat(12345, 100),
 		"uid": "0189dbf1-3c2d-7c8e-8a4b-2f1e0d9c8b7a", "uidf": [16]byte{1, 2, 3},
 		"date": ts, "tms": time.Hour, "tus": time.Minute,
