@@ -1,6 +1,7 @@
 package avro_test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 	"strings"
@@ -64,6 +65,11 @@ func TestDecodeErrors(t *testing.T) {
 		{"decimal of no bytes", record(`{"type":"bytes","logicalType":"decimal","precision":3,"scale":0}`), zz(nil, 0), "field f: decimal of no bytes"},
 		{"decimal over 128 bits", record(`{"type":"bytes","logicalType":"decimal","precision":38,"scale":0}`), cat(zz(nil, 17), []byte{1}, make([]byte, 16)),
 			"field f: decimal of 17 bytes exceeds precision 38"},
+		{"decimal -2^127", record(`{"type":"bytes","logicalType":"decimal","precision":38,"scale":0}`), cat(zz(nil, 16), []byte{0x80}, make([]byte, 15)),
+			"field f: unscaled decimal -170141183460469231731687303715884105728 has more than 38 digits"},
+		{"decimal 10^38", record(`{"type":"bytes","logicalType":"decimal","precision":38,"scale":0}`),
+			cat(zz(nil, 17), []byte{0x00, 0x4b, 0x3b, 0x4c, 0xa8, 0x5a, 0x86, 0xc4, 0x7a, 0x09, 0x8a, 0x22, 0x40, 0x00, 0x00, 0x00, 0x00}),
+			"field f: unscaled decimal 100000000000000000000000000000000000000 has more than 38 digits"},
 		{"decimal fixed too wide", record(`{"type":"fixed","name":"D","size":2,"logicalType":"decimal","precision":2,"scale":0}`), []byte{0, 100},
 			"field f: unscaled decimal 100 has more than 2 digits"},
 		{"uuid", record(`{"type":"string","logicalType":"uuid"}`), cat(zz(nil, 3), []byte("abc")), `field f: "abc" is not a UUID (8-4-4-4-12 hex digits)`},
@@ -172,5 +178,23 @@ func TestNoAllocs(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Fatalf("Decode allocates %v times per value", n)
+	}
+}
+
+// TestDecimalEdges: the widest decimals that fit, and bytes longer than
+// 128 bits whose extra bytes are sign extension.
+func TestDecimalEdges(t *testing.T) {
+	max38 := []byte{0x00, 0x4b, 0x3b, 0x4c, 0xa8, 0x5a, 0x86, 0xc4, 0x7a, 0x09, 0x8a, 0x22, 0x3f, 0xff, 0xff, 0xff, 0xff} // 10^38 - 1
+	neg := cat([]byte{0xff, 0xff}, bytes.Repeat([]byte{0xff}, 15), []byte{0xfe})                                          // -2 in 18 bytes
+	dec := record(`{"type":"bytes","logicalType":"decimal","precision":38,"scale":2}`)
+	got := rows(t, avroSchema(dec), nil, cat(zz(nil, 17), max38), cat(zz(nil, int64(len(neg))), neg))
+	want := []string{`{"f":"999999999999999999999999999999999999.99"}`, `{"f":"-0.02"}`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	fixed := record(`{"type":"fixed","name":"D","size":17,"logicalType":"decimal","precision":38,"scale":0}`)
+	got = rows(t, avroSchema(fixed), nil, max38)
+	if want := `{"f":"99999999999999999999999999999999999999"}`; len(got) != 1 || got[0] != want {
+		t.Fatalf("got %q, want %s", got, want)
 	}
 }

@@ -515,7 +515,9 @@ func decimal(b []byte, prec int32) (decimal128.Num, error) {
 	}
 	copy(buf[16-len(b):], b)
 	v := decimal128.New(int64(binary.BigEndian.Uint64(buf[:8])), binary.BigEndian.Uint64(buf[8:]))
-	if !v.FitsInPrecision(prec) {
+	// -2^127 has no absolute value in 128 bits (FitsInPrecision would
+	// take it for small); it has 39 digits.
+	if v.HighBits() == math.MinInt64 && v.LowBits() == 0 || !v.FitsInPrecision(prec) {
 		return decimal128.Num{}, fmt.Errorf("unscaled decimal %s has more than %d digits", v.BigInt(), prec)
 	}
 	return v, nil
@@ -560,8 +562,9 @@ func truncate(b []byte) []byte {
 // Append appends the last successfully decoded value to cols: for a
 // struct target one builder per table field in order (the value columns),
 // else exactly one builder, built by iceberg-go's
-// table.SchemaToArrowSchema (no large types). It panics if a builder does
-// not match its column, which is a programming error.
+// table.SchemaToArrowSchema (no large types). Call it only after Decode
+// returned nil, before the next Decode. It panics if a builder does not
+// match its column, which is a programming error.
 func (d *Decoder) Append(cols []array.Builder) {
 	if !d.isStruct {
 		d.value(d.root, cols[0], 0)
