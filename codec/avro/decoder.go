@@ -39,7 +39,7 @@ type Decoder struct {
 }
 
 // maxZeroItems bounds zeroItems per value.
-const maxZeroItems = 1 << 20
+const maxZeroItems = 1 << 16
 
 // Tape layout (positions index Decoder.tape):
 //   - leaf: one entry (tNull, tNum, tBytes, tEnum or tPair);

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go/table"
@@ -33,34 +34,54 @@ func everyValue() map[string]any {
 	}
 }
 
+// fuzzSchemas are the writer schemas FuzzDecode picks from: every
+// mapping row, items of no size, a top-level union, nested containers.
+var fuzzSchemas = []string{
+	everything,
+	record(`{"type":"array","items":{"type":"record","name":"E","fields":[]}}`),
+	`["null","int",{"type":"map","values":{"type":"array","items":["null","string"]}}]`,
+	record(`{"type":"map","values":{"type":"array","items":{"type":"fixed","name":"Z","size":0}}}`),
+}
+
 // FuzzDecode: Decode never panics, and whatever it accepts, Append
-// appends into builders of the table's Arrow schema.
+// appends into builders of the table's Arrow schema as one row.
 func FuzzDecode(f *testing.F) {
 	p := encode(f, everything, everyValue())
-	f.Add(p)
-	f.Add(p[:len(p)/2])
-	f.Add([]byte{})
-	f.Add([]byte{1, 2, 3, 0x80})
-	s := avroSchema(everything)
-	typ, err := avro.Convert(s)
-	if err != nil {
-		f.Fatal(err)
+	f.Add(uint8(0), p)
+	f.Add(uint8(0), p[:len(p)/2])
+	f.Add(uint8(0), []byte{})
+	f.Add(uint8(1), zz(nil, -3, 0, 0))
+	f.Add(uint8(2), zz(nil, 4, 1, 2, 'k', 1, 2, 2, 'v', 0, 0, 0))
+	f.Add(uint8(3), zz(nil, 1, 2, 'k', 5, 0, 0))
+	type target struct {
+		dec *avro.Decoder
+		asc *arrow.Schema
 	}
-	dec, err := avro.NewDecoder(s, typ)
-	if err != nil {
-		f.Fatal(err)
+	var targets []target
+	for _, text := range fuzzSchemas {
+		s := avroSchema(text)
+		typ, err := avro.Convert(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		dec, err := avro.NewDecoder(s, typ)
+		if err != nil {
+			f.Fatal(err)
+		}
+		asc, err := table.SchemaToArrowSchema(columns(typ), nil, true, false)
+		if err != nil {
+			f.Fatal(err)
+		}
+		targets = append(targets, target{dec, asc})
 	}
-	asc, err := table.SchemaToArrowSchema(columns(typ), nil, true, false)
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Fuzz(func(t *testing.T, payload []byte) {
-		if dec.Decode(payload) != nil {
+	f.Fuzz(func(t *testing.T, which uint8, payload []byte) {
+		tg := targets[int(which)%len(targets)]
+		if tg.dec.Decode(payload) != nil {
 			return
 		}
-		rb := array.NewRecordBuilder(memory.DefaultAllocator, asc)
+		rb := array.NewRecordBuilder(memory.DefaultAllocator, tg.asc)
 		defer rb.Release()
-		dec.Append(rb.Fields())
+		tg.dec.Append(rb.Fields())
 		rec := rb.NewRecordBatch()
 		defer rec.Release()
 		if rec.NumRows() != 1 {
