@@ -35,6 +35,7 @@ func parse(s *wire.Schema) (hamba.Schema, error) {
 	if s == nil {
 		return nil, errors.New("avro: nil schema")
 	}
+	// The registry omits schemaType for Avro, its default.
 	if s.Type != "" && s.Type != wire.TypeAvro {
 		return nil, fmt.Errorf("avro: schema %d is %s, not %s", s.ID, s.Type, wire.TypeAvro)
 	}

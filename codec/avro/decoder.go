@@ -73,7 +73,8 @@ const (
 // NewDecoder compiles a decoder from the writer schema s into target, the
 // table's type for these values: the table's value columns as a
 // *iceberg.StructType when Convert(s) is a struct, else the value
-// column's type.
+// column's type. (For a top-level union, Convert's struct of one field
+// value and that field's type are both accepted.)
 //
 // target must be a superset of the writer, as schema evolution makes it:
 // every writer field has a table field of the same name at the same path
@@ -106,13 +107,14 @@ func NewDecoder(s *wire.Schema, target iceberg.Type) (*Decoder, error) {
 		d.root, err = compileRecord(fields, st, "")
 		d.isStruct = true
 	case *hamba.UnionSchema:
-		// Convert wraps a top-level union in a struct of one field, value.
-		st, ok := target.(*iceberg.StructType)
-		if !ok {
-			return nil, fmt.Errorf("avro: writer union, table %s: want a struct with one field %q", target, "value")
+		// Convert wraps a top-level union in a struct of one field, value;
+		// the value column's own type is accepted too.
+		if st, ok := target.(*iceberg.StructType); ok && len(st.FieldList) == 1 && st.FieldList[0].Name == "value" {
+			d.root, err = compileRecord([]field{{"value", w}}, st, "")
+			d.isStruct = true
+			break
 		}
-		d.root, err = compileRecord([]field{{"value", w}}, st, "")
-		d.isStruct = true
+		d.root, err = compile(w, target, "value")
 	default:
 		d.root, err = compile(w, target, "value")
 	}

@@ -169,6 +169,11 @@ func TestTopLevel(t *testing.T) {
 		{`["int","string"]`, map[string]any{"string": "x"}, `{"value":{"field0":null,"field1":"x","tag":1}}`},
 		{`{"type":"array","items":"int"}`, []int32{4, 5}, `{"value":[4,5]}`},
 	}
+	// The value column's own type as the target works too.
+	u := `["null","string"]`
+	if got := rows(t, avroSchema(u), iceberg.PrimitiveTypes.String, encode(t, u, "y"), encode(t, u, nil)); strings.Join(got, " ") != `{"value":"y"} {"value":null}` {
+		t.Errorf("%s into string: got %q", u, got)
+	}
 	for _, tt := range tests {
 		p := encode(t, tt.schema, tt.v)
 		if tt.v == int64(-1) {
