@@ -140,6 +140,9 @@ func NewDecoder(s *wire.Schema, target iceberg.Type) (*Decoder, error) {
 // points into it.
 func (d *Decoder) Decode(payload []byte) error {
 	d.in, d.pos, d.tape, d.zeroItems = payload, 0, d.tape[:0], 0
+	if len(payload) > math.MaxInt32 { // the tape holds 32-bit offsets; Kafka's records are far smaller
+		return fmt.Errorf("payload of %d bytes: larger than 2 GiB", len(payload))
+	}
 	if err := d.read(d.root); err != nil {
 		d.tape = d.tape[:0]
 		return err
