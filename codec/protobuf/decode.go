@@ -222,6 +222,9 @@ func (d *Decoder) message(m *msgPlan, i, end, base int) error {
 			return err
 		}
 	}
+	if !m.hasMap {
+		return nil
+	}
 	for fi, f := range m.fields {
 		if f.card == cMap && d.slots[base+fi].count > 1 {
 			d.dedupe(f, base+fi)

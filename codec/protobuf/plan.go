@@ -101,6 +101,7 @@ type msgPlan struct {
 	big       map[protowire.Number]int
 	oneofs    [][]int // the target indexes of each oneof's members
 	needCheck bool    // a proto2 required field somewhere inside
+	hasMap    bool    // a map field: entries to de-duplicate
 }
 
 func (m *msgPlan) lookup(num protowire.Number) int {
@@ -163,6 +164,7 @@ func (c *compiler) message(md protoreflect.MessageDescriptor, st *iceberg.Struct
 		if f.presence == pRequired || (f.val.msg != nil && f.val.msg.needCheck) {
 			m.needCheck = true
 		}
+		m.hasMap = m.hasMap || f.card == cMap
 		maxNum = max(maxNum, int(f.num))
 		m.fields = append(m.fields, f)
 	}
