@@ -547,15 +547,14 @@ func (d *Decoder) wellKnown(f *field, v *vnode, i, end int, cur val) (val, error
 			d.unknown++
 			continue
 		}
-		r, wt := v.inner, v.wt
+		r := v.inner
 		if v.r != rWrapper {
-			r, wt = rInt64, protowire.VarintType // seconds
+			r = rInt64 // seconds
 			if num == 2 {
 				r = rInt32 // nanos
 			}
-		} else {
-			wt = wireOf(r)
 		}
+		wt := wireOf(r)
 		if typ != wt {
 			return val{}, fieldErr(f, "field %d: wire type %s, want %s", num, wireName(typ), wireName(wt))
 		}
