@@ -1,10 +1,3 @@
-// Package protobuf maps Protobuf schemas from a Schema Registry to Iceberg
-// types and decodes Protobuf payloads straight into Arrow builders
-// (docs/formats-protobuf.md has the mapping).
-//
-// The .proto text is compiled with bufbuild/protocompile; payloads are
-// walked with google.golang.org/protobuf/encoding/protowire along the
-// message descriptor, without dynamicpb or reflection per record.
 package protobuf
 
 import (

@@ -618,19 +618,31 @@ func micros(secs int64, nanos int32) (int64, bool) {
 	return us + x, true
 }
 
-// check reports the first proto2 required field missing under the frame.
+// check reports the first proto2 required field missing under the frame
+// (after the whole payload, since a later occurrence of a message may
+// bring it).
 func (d *Decoder) check(m *msgPlan, base int) error {
 	for i, f := range m.fields {
 		s := d.slots[base+i]
-		if f.card != cSingle {
-			continue // lists and maps of such messages are refused at compile
-		}
-		if f.presence == pRequired && !s.set {
+		if f.card == cSingle && f.presence == pRequired && !s.set {
 			return fieldErr(f, "proto2 required field is missing")
 		}
-		if s.set && f.val.msg != nil && f.val.msg.needCheck {
-			if err := d.check(f.val.msg, int(s.v.u)); err != nil {
-				return err
+		if f.val.msg == nil || !f.val.msg.needCheck {
+			continue
+		}
+		if f.card == cSingle {
+			if s.set {
+				if err := d.check(f.val.msg, int(s.v.u)); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		for j := s.head; j != 0; j = d.elems[j-1].next {
+			if e := d.elems[j-1]; !e.drop {
+				if err := d.check(f.val.msg, int(e.v.u)); err != nil {
+					return err
+				}
 			}
 		}
 	}

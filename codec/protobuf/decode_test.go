@@ -50,6 +50,28 @@ func TestProto2(t *testing.T) {
 	require.EqualError(t, err, "field sub.code: proto2 required field is missing")
 }
 
+// TestProto2RequiredNested: a required field inside list elements and map
+// values is checked too.
+func TestProto2RequiredNested(t *testing.T) {
+	s := schema(`syntax = "proto2";
+message R {
+  repeated Sub subs = 1;
+  map<string, Sub> by = 2;
+}
+message Sub { required string code = 1; }
+`)
+	md := descriptor(t, s)
+	got, err := rows(t, s, nil, nil, payload(t, md, `{"subs": [{"code": "a"}], "by": {"k": {"code": "b"}}}`))
+	require.NoError(t, err)
+	require.Equal(t, []string{`{"by":[{"key":"k","value":{"code":"b"}}],"subs":[{"code":"a"}]}`}, got)
+
+	entry := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), []byte("k")) // no value
+	_, err = rows(t, s, nil, nil, protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType), entry))
+	require.EqualError(t, err, "field by.value.code: proto2 required field is missing")
+	_, err = rows(t, s, nil, nil, protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), nil))
+	require.EqualError(t, err, "field subs.element.code: proto2 required field is missing")
+}
+
 const nested = `syntax = "proto3";
 package n;
 message First { int32 a = 1; }

@@ -215,9 +215,6 @@ func (c *compiler) field(fd protoreflect.FieldDescriptor, tf iceberg.NestedField
 		if f.val, err = c.value(fd.MapValue(), mt.ValueType, p+".value"); err != nil {
 			return nil, err
 		}
-		if f.val.msg != nil && f.val.msg.needCheck {
-			return nil, fmt.Errorf("field %s: map values with proto2 required fields are not supported", p)
-		}
 	case fd.IsList():
 		lt, ok := tf.Type.(*iceberg.ListType)
 		if !ok {
@@ -228,9 +225,6 @@ func (c *compiler) field(fd protoreflect.FieldDescriptor, tf iceberg.NestedField
 			return nil, err
 		}
 		f.packable = f.val.wt != protowire.BytesType
-		if f.val.msg != nil && f.val.msg.needCheck {
-			return nil, fmt.Errorf("field %s: lists of messages with proto2 required fields are not supported", p)
-		}
 	default:
 		if f.val, err = c.value(fd, tf.Type, p); err != nil {
 			return nil, err
