@@ -179,7 +179,7 @@ func wireName(t protowire.Type) string {
 func (d *Decoder) message(m *msgPlan, i, end, base int) error {
 	p := d.payload
 	for i < end {
-		num, typ, n := protowire.ConsumeTag(p[i:end])
+		num, typ, n := consumeTag(p[i:end])
 		if n < 0 {
 			return msgErr(m, "tag at byte %d: %v", i, protowire.ParseError(n))
 		}
@@ -233,9 +233,26 @@ func (d *Decoder) message(m *msgPlan, i, end, base int) error {
 	return nil
 }
 
+// consumeTag is protowire.ConsumeTag with the one-byte tags (field
+// numbers 1-15) inline: most tags of most messages.
+func consumeTag(b []byte) (protowire.Number, protowire.Type, int) {
+	if len(b) > 0 && b[0] < 0x80 && b[0]>>3 != 0 {
+		return protowire.Number(b[0] >> 3), protowire.Type(b[0] & 7), 1
+	}
+	return protowire.ConsumeTag(b)
+}
+
+// consumeVarint is protowire.ConsumeVarint with one-byte values inline.
+func consumeVarint(b []byte) (uint64, int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1
+	}
+	return protowire.ConsumeVarint(b)
+}
+
 // bytesAt reads a length-delimited value at i and returns its bounds.
 func (d *Decoder) bytesAt(f *field, i, end int) (int, int, error) {
-	l, n := protowire.ConsumeVarint(d.payload[i:end])
+	l, n := consumeVarint(d.payload[i:end])
 	if n < 0 {
 		return 0, 0, fieldErr(f, "length at byte %d: %v", i, protowire.ParseError(n))
 	}
@@ -474,7 +491,7 @@ func (d *Decoder) scalar(f *field, r reader, i, end int) (val, int, error) {
 	b := d.payload[i:end]
 	switch r {
 	case rInt32, rInt64, rUint32, rUint64, rSint32, rSint64, rBool, rEnum:
-		x, n := protowire.ConsumeVarint(b)
+		x, n := consumeVarint(b)
 		if n < 0 {
 			return val{}, 0, fieldErr(f, "varint at byte %d: %v", i, protowire.ParseError(n))
 		}
@@ -532,7 +549,7 @@ func (d *Decoder) scalar(f *field, r reader, i, end int) (val, int, error) {
 func (d *Decoder) wellKnown(f *field, v *vnode, i, end int, cur val) (val, error) {
 	p := d.payload
 	for i < end {
-		num, typ, n := protowire.ConsumeTag(p[i:end])
+		num, typ, n := consumeTag(p[i:end])
 		if n < 0 {
 			return val{}, fieldErr(f, "tag at byte %d: %v", i, protowire.ParseError(n))
 		}

@@ -97,7 +97,7 @@ type msgPlan struct {
 	name      protoreflect.FullName
 	path      string
 	fields    []*field
-	small     []int16 // field number → index+1, for numbers < len(small)
+	small     []int32 // field number → index+1, for numbers < len(small)
 	big       map[protowire.Number]int
 	oneofs    [][]int // the target indexes of each oneof's members
 	needCheck bool    // a proto2 required field somewhere inside
@@ -174,7 +174,7 @@ func (c *compiler) message(md protoreflect.MessageDescriptor, st *iceberg.Struct
 		}
 	}
 	if maxNum < 1024 {
-		m.small = make([]int16, maxNum+1)
+		m.small = make([]int32, maxNum+1)
 	} else {
 		m.big = map[protowire.Number]int{}
 	}
@@ -182,7 +182,7 @@ func (c *compiler) message(md protoreflect.MessageDescriptor, st *iceberg.Struct
 		switch {
 		case f.absent:
 		case m.small != nil:
-			m.small[f.num] = int16(i + 1)
+			m.small[f.num] = int32(i + 1)
 		default:
 			m.big[f.num] = i
 		}
