@@ -181,14 +181,14 @@ func (d *Decoder) message(m *msgPlan, i, end, base int) error {
 	for i < end {
 		num, typ, n := consumeTag(p[i:end])
 		if n < 0 {
-			return msgErr(m, "tag at byte %d: %v", i, protowire.ParseError(n))
+			return msgErr(m, "tag at byte %d: %v", i, parseErr(n))
 		}
 		i += n
 		fi := m.lookup(num)
 		if fi < 0 {
 			n = protowire.ConsumeFieldValue(num, typ, p[i:end])
 			if n < 0 {
-				return msgErr(m, "unknown field %d at byte %d: %v", num, i, protowire.ParseError(n))
+				return msgErr(m, "unknown field %d at byte %d: %v", num, i, parseErr(n))
 			}
 			i += n
 			d.unknown++
@@ -234,13 +234,43 @@ func (d *Decoder) message(m *msgPlan, i, end, base int) error {
 }
 
 // consumeTag is protowire.ConsumeTag with the one-byte tags (field
-// numbers 1-15) inline: most tags of most messages.
+// numbers 1-15) inline, most tags of most messages, and field numbers
+// above 2^29-1 refused, as protobuf-go's parser does.
 func consumeTag(b []byte) (protowire.Number, protowire.Type, int) {
 	if len(b) > 0 && b[0] < 0x80 && b[0]>>3 != 0 {
 		return protowire.Number(b[0] >> 3), protowire.Type(b[0] & 7), 1
 	}
-	return protowire.ConsumeTag(b)
+	num, typ, n := protowire.ConsumeTag(b)
+	if n >= 0 && num > protowire.MaxValidNumber {
+		return 0, 0, errFieldNumber
+	}
+	return num, typ, n
 }
+
+// parseErr names protowire's error codes: protowire.ParseError's texts
+// carry a prefix that protobuf-go varies on purpose, which would make a
+// dead letter's reason differ between builds.
+func parseErr(n int) string {
+	switch n {
+	case -1:
+		return "unexpected EOF"
+	case errFieldNumber:
+		return "invalid field number"
+	case -3:
+		return "varint longer than 10 bytes"
+	case -4:
+		return "reserved wire type"
+	case -5:
+		return "mismatched group end"
+	case -6:
+		return "groups nested too deep"
+	}
+	return fmt.Sprintf("invalid input (code %d)", n)
+}
+
+// errFieldNumber is protowire's error code of an invalid field number
+// (protowire.ParseError(-2): "invalid field number").
+const errFieldNumber = -2
 
 // consumeVarint is protowire.ConsumeVarint with one-byte values inline.
 func consumeVarint(b []byte) (uint64, int) {
@@ -254,7 +284,7 @@ func consumeVarint(b []byte) (uint64, int) {
 func (d *Decoder) bytesAt(f *field, i, end int) (int, int, error) {
 	l, n := consumeVarint(d.payload[i:end])
 	if n < 0 {
-		return 0, 0, fieldErr(f, "length at byte %d: %v", i, protowire.ParseError(n))
+		return 0, 0, fieldErr(f, "length at byte %d: %v", i, parseErr(n))
 	}
 	i += n
 	if l > uint64(end-i) {
@@ -362,7 +392,7 @@ func (d *Decoder) mapEntry(f *field, s, i, end int) (int, error) {
 	for j < k {
 		num, typ, n := protowire.ConsumeTag(p[j:k])
 		if n < 0 {
-			return 0, fieldErr(f, "map entry tag at byte %d: %v", j, protowire.ParseError(n))
+			return 0, fieldErr(f, "map entry tag at byte %d: %v", j, parseErr(n))
 		}
 		j += n
 		var v *vnode
@@ -374,7 +404,7 @@ func (d *Decoder) mapEntry(f *field, s, i, end int) (int, error) {
 		default:
 			n = protowire.ConsumeFieldValue(num, typ, p[j:k])
 			if n < 0 {
-				return 0, fieldErr(f, "unknown map entry field %d at byte %d: %v", num, j, protowire.ParseError(n))
+				return 0, fieldErr(f, "unknown map entry field %d at byte %d: %v", num, j, parseErr(n))
 			}
 			j += n
 			d.unknown++
@@ -493,7 +523,7 @@ func (d *Decoder) scalar(f *field, r reader, i, end int) (val, int, error) {
 	case rInt32, rInt64, rUint32, rUint64, rSint32, rSint64, rBool, rEnum:
 		x, n := consumeVarint(b)
 		if n < 0 {
-			return val{}, 0, fieldErr(f, "varint at byte %d: %v", i, protowire.ParseError(n))
+			return val{}, 0, fieldErr(f, "varint at byte %d: %v", i, parseErr(n))
 		}
 		switch r {
 		case rInt32, rEnum:
@@ -519,7 +549,7 @@ func (d *Decoder) scalar(f *field, r reader, i, end int) (val, int, error) {
 	case rFixed32, rSfixed32, rFloat:
 		x, n := protowire.ConsumeFixed32(b)
 		if n < 0 {
-			return val{}, 0, fieldErr(f, "fixed32 at byte %d: %v", i, protowire.ParseError(n))
+			return val{}, 0, fieldErr(f, "fixed32 at byte %d: %v", i, parseErr(n))
 		}
 		if r == rSfixed32 {
 			return val{u: uint64(int64(int32(x)))}, n, nil
@@ -528,7 +558,7 @@ func (d *Decoder) scalar(f *field, r reader, i, end int) (val, int, error) {
 	case rFixed64, rSfixed64, rDouble:
 		x, n := protowire.ConsumeFixed64(b)
 		if n < 0 {
-			return val{}, 0, fieldErr(f, "fixed64 at byte %d: %v", i, protowire.ParseError(n))
+			return val{}, 0, fieldErr(f, "fixed64 at byte %d: %v", i, parseErr(n))
 		}
 		return val{u: x}, n, nil
 	case rString, rBytes:
@@ -551,14 +581,14 @@ func (d *Decoder) wellKnown(f *field, v *vnode, i, end int, cur val) (val, error
 	for i < end {
 		num, typ, n := consumeTag(p[i:end])
 		if n < 0 {
-			return val{}, fieldErr(f, "tag at byte %d: %v", i, protowire.ParseError(n))
+			return val{}, fieldErr(f, "tag at byte %d: %v", i, parseErr(n))
 		}
 		i += n
 		known := num == 1 || (num == 2 && v.r != rWrapper)
 		if !known {
 			n = protowire.ConsumeFieldValue(num, typ, p[i:end])
 			if n < 0 {
-				return val{}, fieldErr(f, "unknown field %d at byte %d: %v", num, i, protowire.ParseError(n))
+				return val{}, fieldErr(f, "unknown field %d at byte %d: %v", num, i, parseErr(n))
 			}
 			i += n
 			d.unknown++

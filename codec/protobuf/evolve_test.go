@@ -147,6 +147,10 @@ message Inner { string name = 1; }
 	}{
 		{"truncated varint", []byte{0x08, 0x80}, "field n: varint at byte 1: unexpected EOF"},
 		{"truncated tag", []byte{0x80}, "message E: tag at byte 0: unexpected EOF"},
+		{"varint overflow", []byte{0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, "field n: varint at byte 1: varint longer than 10 bytes"},
+		{"mismatched group end", []byte{0x7b, 0x84, 0x01}, "message E: unknown field 15 at byte 1: mismatched group end"},
+		{"field number 0", []byte{0x00, 0x01}, "message E: tag at byte 0: invalid field number"},
+		{"field number above 2^29-1", protowire.AppendVarint(nil, uint64(protowire.MaxValidNumber+1)<<3), "message E: tag at byte 0: invalid field number"},
 		{"bad length", []byte{0x12, 0x05, 'a'}, "field s: length 5 at byte 1 runs past the end (1 bytes left)"},
 		{"bad UTF-8", msg(nil, 2, []byte{0xff, 'a'}), "field s: string at byte 2 is not valid UTF-8"},
 		{"bad UTF-8 nested", msg(nil, 3, msg(nil, 1, []byte{0xc3})), "field inner.name: string at byte 4 is not valid UTF-8"},
