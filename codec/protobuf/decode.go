@@ -672,7 +672,7 @@ func (d *Decoder) check(m *msgPlan, base int) error {
 	for i, f := range m.fields {
 		s := d.slots[base+i]
 		if f.card == cSingle && f.presence == pRequired && !s.set {
-			return fieldErr(f, "proto2 required field is missing")
+			return fieldErr(f, "required field is missing")
 		}
 		if f.val.msg == nil || !f.val.msg.needCheck {
 			continue

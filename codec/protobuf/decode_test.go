@@ -43,11 +43,11 @@ func TestProto2(t *testing.T) {
 	}, got)
 
 	_, err = rows(t, s, nil, nil, []byte{})
-	require.EqualError(t, err, "field id: proto2 required field is missing")
+	require.EqualError(t, err, "field id: required field is missing")
 	sub := protowire.AppendTag(protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), 1), 4, protowire.BytesType)
 	sub = protowire.AppendBytes(sub, nil) // sub present, its code missing
 	_, err = rows(t, s, nil, nil, sub)
-	require.EqualError(t, err, "field sub.code: proto2 required field is missing")
+	require.EqualError(t, err, "field sub.code: required field is missing")
 }
 
 // TestProto2RequiredNested: a required field inside list elements and map
@@ -67,9 +67,9 @@ message Sub { required string code = 1; }
 
 	entry := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), []byte("k")) // no value
 	_, err = rows(t, s, nil, nil, protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType), entry))
-	require.EqualError(t, err, "field by.value.code: proto2 required field is missing")
+	require.EqualError(t, err, "field by.value.code: required field is missing")
 	_, err = rows(t, s, nil, nil, protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), nil))
-	require.EqualError(t, err, "field subs.element.code: proto2 required field is missing")
+	require.EqualError(t, err, "field subs.element.code: required field is missing")
 }
 
 const nested = `syntax = "proto3";
@@ -249,4 +249,25 @@ func countOf(s, sub string) int {
 		}
 	}
 	return n
+}
+
+// TestEditions: presence follows the file's features (Protobuf editions):
+// explicit by default, implicit where a field says so.
+func TestEditions(t *testing.T) {
+	s := schema(`edition = "2023";
+message E {
+  int32 a = 1;
+  int32 b = 2 [features.field_presence = IMPLICIT];
+  int32 c = 3 [features.field_presence = LEGACY_REQUIRED];
+}
+`)
+	typ, err := protobuf.Convert(s, nil)
+	require.NoError(t, err)
+	require.Equal(t, "struct<1: a: optional int, 2: b: required int, 3: c: required int>", typ.String())
+	c := protowire.AppendVarint(protowire.AppendTag(nil, 3, protowire.VarintType), 7)
+	got, err := rows(t, s, nil, nil, c)
+	require.NoError(t, err)
+	require.Equal(t, []string{`{"a":null,"b":0,"c":7}`}, got)
+	_, err = rows(t, s, nil, nil, []byte{})
+	require.EqualError(t, err, "field c: required field is missing")
 }
