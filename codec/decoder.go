@@ -59,7 +59,8 @@ type DecoderConfig struct {
 
 // NewDecoderConfig returns a decoder of values (or, with cfg.Key, keys)
 // for schema, a table schema from [TableSchema]. Errors: those of
-// NewDecoder, and a registry format without Writers.
+// NewDecoder. A registry format decoder without cfg.Writers only checks
+// the schema: it panics on its first value.
 func NewDecoderConfig(schema *iceberg.Schema, cfg DecoderConfig) (*Decoder, error) {
 	format := cfg.Format
 	if schema == nil {

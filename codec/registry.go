@@ -114,9 +114,6 @@ type registryDecoder struct {
 }
 
 func newRegistryDecoder(cfg DecoderConfig, columns []iceberg.NestedField) (*registryDecoder, error) {
-	if cfg.Writers == nil {
-		return nil, fmt.Errorf("codec: format %s needs the writer schemas", cfg.Format)
-	}
 	r := &registryDecoder{cfg: cfg, columns: columns, writers: make(map[writerKey]*writerDecoder)}
 	if cfg.Format == JSONSchema {
 		fields := columns
@@ -192,6 +189,10 @@ func (r *registryDecoder) decode(b []byte) error {
 func (r *registryDecoder) compile(id int, indexes []int) *writerDecoder {
 	fail := func(err error) *writerDecoder {
 		return &writerDecoder{err: fmt.Errorf("%s: schema id %d: %w", r.what(), id, err)}
+	}
+	if r.cfg.Writers == nil {
+		// A decoder made only to check a schema (tables.Schemas).
+		panic("codec: a registry format decoder without writer schemas")
 	}
 	s, err := r.cfg.Writers.WriterSchema(r.cfg.Key, id, indexes)
 	if err != nil {

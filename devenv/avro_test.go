@@ -248,6 +248,10 @@ func TestDevBanner(t *testing.T) {
 	require.NotNil(t, m, banner)
 	require.Contains(t, banner, `and in Avro into topic "earthquakes_avro" (schema subject "earthquakes_avro-value").`)
 	require.Contains(t, banner, "scan demo.earthquakes_avro")
+	// Each command line starts with the command that runs mink, never a
+	// URL (the banner's arguments are positional).
+	require.NotContains(t, banner, "8181 scan")
+	require.NotRegexp(t, `http://[0-9.:]+ (scan|status)`, banner)
 	if n := strings.Count(banner, "cannot read Avro tables yet"); n != 0 {
 		require.Equal(t, 1, n, banner)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -164,10 +163,10 @@ and in Avro into topic "%s" (schema subject "%s").%s
   Iceberg REST catalog:  %s   (warehouse "mink"; S3 endpoint: the same URL, path style)
   Schema Registry:       %s
   Nodes:                 %s
-  Scan the table:        %[11]s scan demo.earthquakes --limit 10 --columns properties.time,properties.mag,properties.place
-  The Avro table:        %[11]s scan demo.earthquakes_avro --limit 10 --columns properties.time,properties.mag,properties.place
-  Cluster status:        %[11]s status
-  Dead letters:          %[11]s scan 'demo.earthquakes~dlq'
+  Scan the table:        %[12]s scan demo.earthquakes --limit 10 --columns properties.time,properties.mag,properties.place
+  The Avro table:        %[12]s scan demo.earthquakes_avro --limit 10 --columns properties.time,properties.mag,properties.place
+  Cluster status:        %[12]s status
+  Dead letters:          %[12]s scan 'demo.earthquakes~dlq'
 
 Ctrl-C stops everything and deletes the temporary data.
 `, len(env.Nodes), strings.Join(env.Brokers, ","), pgDesc(env), len(events), cfg.DataFile, AvroTopic, AvroSubject, avroNote,
@@ -205,8 +204,8 @@ func Demo(ctx context.Context, env *Env, events []Event) (note string, err error
 
 // avroDemo registers EarthquakesAvro, produces the feed in Avro into
 // AvroTopic (same keys, timestamps and partitions as the JSON topic) and
-// creates demo.earthquakes_avro. It returns a note for the banner when
-// the nodes cannot read Avro tables yet.
+// creates demo.earthquakes_avro. Its note is empty (the banner has room
+// for one).
 func avroDemo(ctx context.Context, env *Env, nodeURL string, events []Event) (string, error) {
 	id, err := RegisterEarthquakesAvro(ctx, env.RegistryURL)
 	if err != nil {
@@ -220,23 +219,10 @@ func avroDemo(ctx context.Context, env *Env, nodeURL string, events []Event) (st
 		return "", fmt.Errorf("devenv: produce %s: %w", AvroTopic, err)
 	}
 	// The subject is left to its default, <topic>-value (AvroSubject).
-	c := admin.Client{URL: nodeURL}
-	_, err = c.CreateTable(ctx, map[string]any{
+	return "", CreateTable(ctx, nodeURL, map[string]any{
 		"namespace": "demo", "name": "earthquakes_avro", "topic": AvroTopic,
 		"value_format": "avro", "key_format": "string",
 	})
-	// TODO(issue 11): remove this guard once tables read the avro format.
-	if se := (*admin.StatusError)(nil); errors.As(err, &se) && se.Code == http.StatusBadRequest &&
-		strings.Contains(se.Message, `format "avro"`) {
-		return fmt.Sprintf("\nNote: these nodes cannot read Avro tables yet (%s); demo.earthquakes_avro was not created.", se.Message), nil
-	}
-	if se := (*admin.StatusError)(nil); errors.As(err, &se) {
-		return "", fmt.Errorf("devenv: create table: %s: %s", se.Status, bytes.TrimSpace(se.Body))
-	}
-	if err != nil {
-		return "", fmt.Errorf("devenv: create table: %w", err)
-	}
-	return "", nil
 }
 
 // CreateTable posts a table definition to a node's admin API. An answer

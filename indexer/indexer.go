@@ -198,26 +198,10 @@ func (ix *Indexer) poll(ctx context.Context, p *partition, wait time.Duration) (
 // be built, or the lease is fenced (err wraps pgstore.ErrFenced). Other
 // errors of the insert are retried every second.
 func (ix *Indexer) flush(ctx context.Context, p *partition, buf *rangeBuffer) (done bool, err error) {
-	select {
-	case ix.builds <- struct{}{}:
-	case <-ctx.Done():
+	rg, err := ix.cutWaiting(ctx, p, buf.records)
+	if ctx.Err() != nil {
 		return true, nil
 	}
-	rg, err := ix.cut(ctx, p, buf.records)
-	<-ix.builds
-	for err != nil && errors.Is(err, outage.ErrUnavailable) {
-		// The schema registry (or Postgres) cannot be reached: this
-		// partition pauses with its records buffered and tries again;
-		// no record becomes a dead letter because of an outage
-		// (docs/design.md §4.7).
-		ix.m.paused.With(p.labels).Set(1)
-		p.log.Warn("indexer: cannot prepare the range's schemas, retrying", "start", p.next, "err", err)
-		if !sleep(ctx, time.Second) {
-			return true, nil
-		}
-		rg, err = ix.cut(ctx, p, buf.records)
-	}
-	ix.m.paused.With(p.labels).Set(0)
 	if err != nil {
 		return true, fmt.Errorf("indexer: build range: %w", err)
 	}
@@ -244,6 +228,42 @@ func (ix *Indexer) flush(ctx context.Context, p *partition, buf *rangeBuffer) (d
 	ix.buffered.Add(-buf.cost)
 	buf.reset()
 	return false, nil
+}
+
+// cutWaiting cuts buf (at most GOMAXPROCS builds at a time). While the
+// range's writer schemas can be neither read nor fetched (registry or
+// Postgres unreachable) the partition pauses with its records buffered and
+// tries again every second: no record becomes a dead letter because of an
+// outage (docs/design.md §4.7). It returns ctx's error when ctx ends.
+func (ix *Indexer) cutWaiting(ctx context.Context, p *partition, buf []*kgo.Record) (*indexedRange, error) {
+	var since, logged time.Time
+	for {
+		select {
+		case ix.builds <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		rg, err := ix.cut(ctx, p, buf)
+		<-ix.builds
+		if !errors.Is(err, outage.ErrUnavailable) {
+			if !since.IsZero() {
+				ix.m.paused.With(p.labels).Set(0)
+				p.log.Info("indexer: schemas available again", "paused", time.Since(since).Round(time.Millisecond))
+			}
+			return rg, err
+		}
+		if since.IsZero() {
+			since = time.Now()
+			ix.m.paused.With(p.labels).Set(1)
+		}
+		if time.Since(logged) > 30*time.Second {
+			logged = time.Now()
+			p.log.Warn("indexer: waiting for the range's writer schemas", "start", p.next, "err", err)
+		}
+		if !sleep(ctx, time.Second) {
+			return nil, ctx.Err()
+		}
+	}
 }
 
 // recorded updates metrics and hands the built files to OnBuilt once a

@@ -145,6 +145,9 @@ func (s *Store) Spec(ctx context.Context, t *tables.Table, records []*kgo.Record
 				continue
 			}
 			m, err := s.writer(ctx, t, k, kv.format, indexes)
+			if errors.Is(err, outage.ErrUnavailable) {
+				return nil, &UnavailableAt{Partition: r.Partition, Offset: r.Offset, Err: err}
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -163,6 +166,22 @@ func (s *Store) Spec(ctx context.Context, t *tables.Table, records []*kgo.Record
 	spec.Writers = ws
 	return spec, nil
 }
+
+// UnavailableAt is Spec's error when the writer schema of the record at
+// Offset of Partition can be neither read from Postgres nor fetched from
+// the registry: the records before it can be built (a zero-lag load
+// commits them and stops there, docs/design.md §4.7). It wraps the outage.
+type UnavailableAt struct {
+	Partition int32
+	Offset    int64
+	Err       error
+}
+
+func (e *UnavailableAt) Error() string {
+	return fmt.Sprintf("partition %d offset %d: %v", e.Partition, e.Offset, e.Err)
+}
+
+func (e *UnavailableAt) Unwrap() error { return e.Err }
 
 // preparedWriters are the writer schemas of one range (codec.WriterSchemas).
 type preparedWriters map[writerKey]writerMapping

@@ -309,7 +309,8 @@ func Schemas(def *Definition) (table, dlq *iceberg.Schema, err error) {
 	// The decoder refuses a schema its options cannot match unambiguously
 	// (names equal under case folding with case-insensitive matching).
 	opts, _ := codec.JSONOptionsOf(def.Properties) // checked by validate
-	if _, err := codec.NewDecoder(codec.Format(def.ValueFormat), table, opts); err != nil {
+	if _, err := codec.NewDecoderConfig(table, codec.DecoderConfig{Format: codec.Format(def.ValueFormat),
+		KeyFormat: codec.Format(def.KeyFormat), JSON: opts}); err != nil {
 		return nil, nil, fmt.Errorf("%w: schema: %w", ErrInvalid, err)
 	}
 	return table, codec.DLQSchema(codec.Format(def.KeyFormat)), nil

@@ -198,7 +198,18 @@ func (l *Loader) extend(ctx context.Context, base *commit.Head, offs map[int32]k
 			if _, err := base.Parsed(); err != nil {
 				return nil, err
 			}
-			if err := l.build(ctx, t, src, tailOf(base.Ends, offs), built, have); err != nil {
+			err := l.build(ctx, t, src, tailOf(base.Ends, offs), built, have)
+			var ua *schemas.UnavailableAt
+			if errors.As(err, &ua) {
+				// The registry cannot give a writer schema of this tail:
+				// the load takes the partition up to that record and
+				// answers (docs/design.md §4.7); the records from it on
+				// wait for the registry.
+				offs = clampTail(offs, ua.Partition, ua.Offset)
+				attempt--
+				continue
+			}
+			if err != nil {
 				return nil, err
 			}
 		}
@@ -210,6 +221,19 @@ func (l *Loader) extend(ctx context.Context, base *commit.Head, offs map[int32]k
 		}
 		return h, err
 	}
+}
+
+// clampTail returns offs (a copy) with partition p's last stable offset
+// lowered to at most offset.
+func clampTail(offs map[int32]kafka.Offsets, p int32, offset int64) map[int32]kafka.Offsets {
+	out := make(map[int32]kafka.Offsets, len(offs))
+	for q, o := range offs {
+		if q == p && o.LastStable > offset {
+			o.LastStable = offset
+		}
+		out[q] = o
+	}
+	return out
 }
 
 // errOvertaken says another commit extended the table between the plan and

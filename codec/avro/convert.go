@@ -1,0 +1,286 @@
+// Package avro maps Avro schemas from a Schema Registry to Iceberg types
+// and decodes Avro binary values (the payload after the Confluent wire
+// header) into Arrow builders of those types.
+//
+// The mapping is documented row by row in docs/formats-avro.md. Schemas
+// are parsed by hamba/avro; values are read by a walker compiled from the
+// writer schema and the table's type, straight from the payload bytes
+// (Avro spec 1.12, "Binary Encoding"), so that strings and bytes are not
+// copied and steady-state decoding does not allocate.
+package avro
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/apache/iceberg-go"
+	hamba "github.com/hamba/avro/v2"
+
+	"github.com/minkhq/mink/codec/wire"
+)
+
+// Logical types hamba/avro does not recognise (it keeps them as the
+// "logicalType" property): the nanosecond timestamps of Avro 1.12 and uuid
+// on fixed(16).
+const (
+	timestampNanos      = "timestamp-nanos"
+	localTimestampNanos = "local-timestamp-nanos"
+)
+
+// parse parses s with a fresh cache, after its references (depth first, in
+// order), so that named types resolve and two versions of one record name
+// never meet in one cache.
+func parse(s *wire.Schema) (hamba.Schema, error) {
+	if s == nil {
+		return nil, errors.New("avro: nil schema")
+	}
+	// The registry omits schemaType for Avro, its default.
+	if s.Type != "" && s.Type != wire.TypeAvro {
+		return nil, fmt.Errorf("avro: schema %d is %s, not %s", s.ID, s.Type, wire.TypeAvro)
+	}
+	cache := &hamba.SchemaCache{}
+	if err := register(s.References, cache); err != nil {
+		return nil, err
+	}
+	w, err := hamba.ParseWithCache(s.Text, "", cache)
+	if err != nil {
+		return nil, fmt.Errorf("avro: schema %d: %w", s.ID, err)
+	}
+	return w, nil
+}
+
+func register(refs []wire.Reference, cache *hamba.SchemaCache) error {
+	for _, r := range refs {
+		if err := register(r.Schema.References, cache); err != nil {
+			return err
+		}
+		if _, err := hamba.ParseWithCache(r.Schema.Text, "", cache); err != nil {
+			return fmt.Errorf("avro: reference %s (subject %s version %d): %w", r.Name, r.Subject, r.Version, err)
+		}
+	}
+	return nil
+}
+
+// Convert returns the Iceberg type of values written with s, an Avro
+// schema (Avro spec 1.12; mapping in docs/formats-avro.md).
+//
+// A record becomes *iceberg.StructType whose fields are the table's value
+// columns; a top-level union becomes a struct of one field `value` (so the
+// table's one value column keeps the union's optionality); any other
+// schema becomes its type, for a table with one value column `value`.
+// Field ids are placeholders 1..n in pre-order (a field, then what is
+// nested in it, then its next sibling; list element; map key then value):
+// the caller reassigns them by field path. Names are as the schema spells
+// them; a field is required unless its type is a union with null; field
+// docs are kept. Aliases and defaults are not used.
+//
+// Errors name what cannot be mapped: a recursive record (by its full
+// name), a null type outside a union with another branch, a decimal of
+// precision above 38, or a schema that is not Avro or does not parse.
+func Convert(s *wire.Schema) (iceberg.Type, error) {
+	w, err := parse(s)
+	if err != nil {
+		return nil, err
+	}
+	c := converter{open: map[string]bool{}}
+	if u, ok := w.(*hamba.UnionSchema); ok {
+		id := c.id()
+		t, opt, err := c.typ(u, "value")
+		if err != nil {
+			return nil, err
+		}
+		return &iceberg.StructType{FieldList: []iceberg.NestedField{{ID: id, Name: "value", Type: t, Required: !opt}}}, nil
+	}
+	path := "value" // the value column
+	if _, ok := w.(*hamba.RecordSchema); ok {
+		path = "" // its fields are the value columns
+	}
+	t, _, err := c.typ(w, path)
+	return t, err
+}
+
+type converter struct {
+	next int
+	open map[string]bool // records being converted, by full name
+}
+
+func (c *converter) id() int {
+	c.next++
+	return c.next
+}
+
+// typ maps w, and says whether it is optional (a union with null).
+func (c *converter) typ(w hamba.Schema, path string) (iceberg.Type, bool, error) {
+	switch w := w.(type) {
+	case *hamba.RefSchema:
+		return c.typ(w.Schema(), path)
+	case *hamba.RecordSchema:
+		if c.open[w.FullName()] {
+			return nil, false, fmt.Errorf("field %s: record %s is recursive: %w", path, w.FullName(), ErrUnsupported)
+		}
+		c.open[w.FullName()] = true
+		defer delete(c.open, w.FullName())
+		st := &iceberg.StructType{FieldList: make([]iceberg.NestedField, 0, len(w.Fields()))}
+		for _, f := range w.Fields() {
+			id := c.id()
+			t, opt, err := c.typ(f.Type(), join(path, f.Name()))
+			if err != nil {
+				return nil, false, err
+			}
+			st.FieldList = append(st.FieldList, iceberg.NestedField{ID: id, Name: f.Name(), Type: t, Required: !opt, Doc: f.Doc()})
+		}
+		return st, false, nil
+	case *hamba.ArraySchema:
+		id := c.id()
+		t, opt, err := c.typ(w.Items(), path+".element")
+		if err != nil {
+			return nil, false, err
+		}
+		return &iceberg.ListType{ElementID: id, Element: t, ElementRequired: !opt}, false, nil
+	case *hamba.MapSchema:
+		kid, vid := c.id(), c.id()
+		t, opt, err := c.typ(w.Values(), path+".value")
+		if err != nil {
+			return nil, false, err
+		}
+		return &iceberg.MapType{KeyID: kid, KeyType: iceberg.PrimitiveTypes.String, ValueID: vid, ValueType: t, ValueRequired: !opt}, false, nil
+	case *hamba.UnionSchema:
+		branches, hasNull := nonNull(w)
+		switch len(branches) {
+		case 0:
+			return nil, false, fmt.Errorf("field %s: a union of null alone: %w", path, ErrUnsupported)
+		case 1:
+			t, _, err := c.typ(branches[0], path)
+			return t, hasNull, err
+		}
+		// Iceberg Java's convention for complex unions (AvroSchemaUtil,
+		// "UnionToStruct"): tag, then one optional field per non-null branch.
+		st := &iceberg.StructType{FieldList: []iceberg.NestedField{{ID: c.id(), Name: unionTag, Type: iceberg.PrimitiveTypes.Int32, Required: true}}}
+		for k, b := range branches {
+			id := c.id()
+			name := unionField(k)
+			t, _, err := c.typ(b, join(path, name))
+			if err != nil {
+				return nil, false, err
+			}
+			st.FieldList = append(st.FieldList, iceberg.NestedField{ID: id, Name: name, Type: t})
+		}
+		return st, hasNull, nil
+	case *hamba.NullSchema:
+		return nil, false, fmt.Errorf("field %s: type null outside a union with another type: %w", path, ErrUnsupported)
+	}
+	t, err := leafType(w, path)
+	return t, false, err
+}
+
+// leafType maps a primitive, enum or fixed schema, with its logical type.
+func leafType(w hamba.Schema, path string) (iceberg.Type, error) {
+	switch w := w.(type) {
+	case *hamba.EnumSchema:
+		return iceberg.PrimitiveTypes.String, nil
+	case *hamba.FixedSchema:
+		if d, ok := w.Logical().(*hamba.DecimalLogicalSchema); ok {
+			return decimalType(d, path)
+		}
+		if logicalProp(w) == string(hamba.UUID) && w.Size() == 16 {
+			return iceberg.PrimitiveTypes.UUID, nil
+		}
+		return iceberg.FixedTypeOf(w.Size()), nil
+	case *hamba.PrimitiveSchema:
+		var lt hamba.LogicalType
+		if l := w.Logical(); l != nil {
+			lt = l.Type()
+		}
+		switch w.Type() {
+		case hamba.Boolean:
+			return iceberg.PrimitiveTypes.Bool, nil
+		case hamba.Int:
+			switch lt {
+			case hamba.Date:
+				return iceberg.PrimitiveTypes.Date, nil
+			case hamba.TimeMillis:
+				return iceberg.PrimitiveTypes.Time, nil
+			}
+			return iceberg.PrimitiveTypes.Int32, nil
+		case hamba.Long:
+			switch lt {
+			case hamba.TimeMicros:
+				return iceberg.PrimitiveTypes.Time, nil
+			case hamba.TimestampMillis, hamba.TimestampMicros:
+				return iceberg.PrimitiveTypes.TimestampTz, nil
+			case hamba.LocalTimestampMillis, hamba.LocalTimestampMicros:
+				return iceberg.PrimitiveTypes.Timestamp, nil
+			}
+			switch logicalProp(w) {
+			case timestampNanos:
+				return iceberg.PrimitiveTypes.TimestampTz, nil
+			case localTimestampNanos:
+				return iceberg.PrimitiveTypes.Timestamp, nil
+			}
+			return iceberg.PrimitiveTypes.Int64, nil
+		case hamba.Float:
+			return iceberg.PrimitiveTypes.Float32, nil
+		case hamba.Double:
+			return iceberg.PrimitiveTypes.Float64, nil
+		case hamba.String:
+			if lt == hamba.UUID {
+				return iceberg.PrimitiveTypes.UUID, nil
+			}
+			return iceberg.PrimitiveTypes.String, nil
+		case hamba.Bytes:
+			if d, ok := w.Logical().(*hamba.DecimalLogicalSchema); ok {
+				return decimalType(d, path)
+			}
+			return iceberg.PrimitiveTypes.Binary, nil
+		}
+	}
+	return nil, fmt.Errorf("field %s: Avro type %s: %w", path, w.Type(), ErrUnsupported)
+}
+
+func decimalType(d *hamba.DecimalLogicalSchema, path string) (iceberg.Type, error) {
+	// hamba/avro checked 0 < precision, 0 ≤ scale ≤ precision, and that a
+	// fixed holds the precision; Iceberg's decimal stops at 38 digits.
+	if d.Precision() > 38 {
+		return nil, fmt.Errorf("field %s: decimal precision %d above Iceberg's 38: %w", path, d.Precision(), ErrUnsupported)
+	}
+	return iceberg.DecimalTypeOf(d.Precision(), d.Scale()), nil
+}
+
+// logicalProp is a logical type hamba/avro left as a property because it
+// does not recognise it.
+func logicalProp(w interface{ Prop(string) any }) string {
+	s, _ := w.Prop("logicalType").(string)
+	return s
+}
+
+// nonNull returns the non-null branches of a union and whether it has null.
+func nonNull(u *hamba.UnionSchema) ([]hamba.Schema, bool) {
+	var out []hamba.Schema
+	hasNull := false
+	for _, b := range u.Types() {
+		if b.Type() == hamba.Null {
+			hasNull = true
+			continue
+		}
+		out = append(out, b)
+	}
+	return out, hasNull
+}
+
+// Names of the struct fields of a complex union (Iceberg Java's
+// AvroSchemaUtil convention).
+const unionTag = "tag"
+
+func unionField(k int) string { return "field" + strconv.Itoa(k) }
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// ErrUnsupported is wrapped by Convert and NewDecoder errors for schemas
+// that have no Iceberg mapping.
+var ErrUnsupported = errors.New("not supported")

@@ -1,0 +1,82 @@
+package protobuf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/bufbuild/protocompile"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/minkhq/mink/codec/wire"
+)
+
+// message compiles s (with its references as imports, and the standard
+// google/protobuf/*.proto files) and returns the message the Confluent
+// message index path selects: [0] (or an empty path) is the file's first
+// top-level message, [1, 0] the first message nested in the second.
+func message(s *wire.Schema, indexes []int) (protoreflect.MessageDescriptor, error) {
+	if s == nil {
+		return nil, errors.New("protobuf: nil schema")
+	}
+	if s.Type != wire.TypeProtobuf {
+		return nil, fmt.Errorf("protobuf: schema type %q, not %s", s.Type, wire.TypeProtobuf)
+	}
+	files := map[string]string{}
+	if err := addReferences(files, s.References, 0); err != nil {
+		return nil, err
+	}
+	// The registry gives the main schema no file name; pick one no
+	// reference uses.
+	main := "mink-schema.proto"
+	for i := 1; ; i++ {
+		if _, ok := files[main]; !ok {
+			break
+		}
+		main = "mink-schema-" + strconv.Itoa(i) + ".proto"
+	}
+	files[main] = s.Text
+	c := protocompile.Compiler{
+		Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{
+			Accessor: protocompile.SourceAccessorFromMap(files),
+		}),
+	}
+	compiled, err := c.Compile(context.Background(), main)
+	if err != nil {
+		return nil, fmt.Errorf("protobuf: compile schema %d: %w", s.ID, err)
+	}
+	if len(indexes) == 0 {
+		indexes = []int{0}
+	}
+	msgs := compiled[0].Messages()
+	var md protoreflect.MessageDescriptor
+	for depth, i := range indexes {
+		if i < 0 || i >= msgs.Len() {
+			return nil, fmt.Errorf("protobuf: message index %d at depth %d of %v: the schema has %d messages there", i, depth, indexes, msgs.Len())
+		}
+		md = msgs.Get(i)
+		msgs = md.Messages()
+	}
+	return md, nil
+}
+
+// addReferences adds refs and their references, by import path, to files.
+func addReferences(files map[string]string, refs []wire.Reference, depth int) error {
+	if depth > 64 {
+		return errors.New("protobuf: schema references nested deeper than 64")
+	}
+	for _, r := range refs {
+		if r.Schema.Type != "" && r.Schema.Type != wire.TypeProtobuf {
+			return fmt.Errorf("protobuf: reference %q is a %s schema", r.Name, r.Schema.Type)
+		}
+		if old, ok := files[r.Name]; ok && old != r.Schema.Text {
+			return fmt.Errorf("protobuf: two different schemas are referenced as %q", r.Name)
+		}
+		files[r.Name] = r.Schema.Text
+		if err := addReferences(files, r.Schema.References, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}

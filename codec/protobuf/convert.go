@@ -1,0 +1,187 @@
+package protobuf
+
+import (
+	"fmt"
+
+	"github.com/apache/iceberg-go"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/minkhq/mink/codec/wire"
+)
+
+// Convert returns the Iceberg type of values written with s at the
+// Confluent message index path indexes: always a *iceberg.StructType, the
+// selected message's fields (the table's value columns).
+//
+// Field ids are placeholders 1..n in pre-order (a field, then what is
+// nested in it — list element, map key then value, struct fields — then
+// its next sibling); the caller reassigns them by field path. Names are
+// the .proto field names (not json_name). The mapping is
+// docs/formats-protobuf.md.
+//
+// Errors: a schema that does not compile, a message index out of range,
+// a recursive message (`message a.Node is recursive (field a.Node.next)`),
+// a group field, google.protobuf.Empty/Struct/Value/ListValue, or a
+// message without fields.
+func Convert(s *wire.Schema, indexes []int) (iceberg.Type, error) {
+	md, err := message(s, indexes)
+	if err != nil {
+		return nil, err
+	}
+	c := converter{}
+	return c.message(md, "")
+}
+
+type converter struct {
+	id    int
+	stack []protoreflect.FullName // messages being converted, for recursion
+}
+
+func (c *converter) next() int { c.id++; return c.id }
+
+func (c *converter) message(md protoreflect.MessageDescriptor, path string) (*iceberg.StructType, error) {
+	if err := refuseMessage(md, path); err != nil {
+		return nil, err
+	}
+	for _, n := range c.stack {
+		if n == md.FullName() {
+			return nil, fmt.Errorf("message %s is recursive (field %s)", md.FullName(), path)
+		}
+	}
+	c.stack = append(c.stack, md.FullName())
+	defer func() { c.stack = c.stack[:len(c.stack)-1] }()
+	fds := md.Fields()
+	st := &iceberg.StructType{FieldList: make([]iceberg.NestedField, 0, fds.Len())}
+	for i := range fds.Len() {
+		fd := fds.Get(i)
+		p := join(path, string(fd.Name()))
+		f := iceberg.NestedField{ID: c.next(), Name: string(fd.Name()), Required: fieldRequired(fd)}
+		var err error
+		switch {
+		case fd.IsMap():
+			mt := &iceberg.MapType{KeyID: c.next(), ValueID: c.next(), ValueRequired: true}
+			if mt.KeyType, err = c.value(fd.MapKey(), p+".key"); err != nil {
+				return nil, err
+			}
+			if mt.ValueType, err = c.value(fd.MapValue(), p+".value"); err != nil {
+				return nil, err
+			}
+			f.Type = mt
+		case fd.IsList():
+			lt := &iceberg.ListType{ElementID: c.next(), ElementRequired: true}
+			if lt.Element, err = c.value(fd, p+".element"); err != nil {
+				return nil, err
+			}
+			f.Type = lt
+		default:
+			if f.Type, err = c.value(fd, p); err != nil {
+				return nil, err
+			}
+		}
+		st.FieldList = append(st.FieldList, f)
+	}
+	return st, nil
+}
+
+// value is the Iceberg type of one value of fd (an element of a repeated
+// field, a map key or value, or a singular field).
+func (c *converter) value(fd protoreflect.FieldDescriptor, path string) (iceberg.Type, error) {
+	switch fd.Kind() {
+	case protoreflect.GroupKind:
+		return nil, fmt.Errorf("field %s: groups (delimited messages) are not supported", path)
+	case protoreflect.MessageKind:
+		md := fd.Message()
+		switch wk := wellKnownOf(md); {
+		case wk == wkTimestamp:
+			return iceberg.PrimitiveTypes.TimestampTz, nil
+		case wk == wkDuration:
+			return iceberg.PrimitiveTypes.Int64, nil
+		case wk == wkWrapper:
+			return primitive(md.Fields().ByNumber(1).Kind()), nil
+		}
+		return c.message(md, path)
+	}
+	return primitive(fd.Kind()), nil
+}
+
+// primitive maps a scalar kind (not message or group).
+func primitive(k protoreflect.Kind) iceberg.Type {
+	switch k {
+	case protoreflect.BoolKind:
+		return iceberg.PrimitiveTypes.Bool
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+		return iceberg.PrimitiveTypes.Int32
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind,
+		protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		return iceberg.PrimitiveTypes.Int64
+	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		// 0..18446744073709551615 needs 20 digits; a long would wrap.
+		return iceberg.DecimalTypeOf(20, 0)
+	case protoreflect.FloatKind:
+		return iceberg.PrimitiveTypes.Float32
+	case protoreflect.DoubleKind:
+		return iceberg.PrimitiveTypes.Float64
+	case protoreflect.StringKind, protoreflect.EnumKind:
+		return iceberg.PrimitiveTypes.String
+	case protoreflect.BytesKind:
+		return iceberg.PrimitiveTypes.Binary
+	}
+	panic(fmt.Sprintf("protobuf: no primitive for kind %v", k))
+}
+
+// fieldRequired: a field without presence (proto3 implicit scalars,
+// repeated, maps) is never null, absent reads as the zero value; proto2
+// required is required; everything with presence is optional.
+func fieldRequired(fd protoreflect.FieldDescriptor) bool {
+	return fd.Cardinality() == protoreflect.Required || !fd.HasPresence()
+}
+
+type wellKnown uint8
+
+const (
+	wkNone wellKnown = iota
+	wkTimestamp
+	wkDuration
+	wkWrapper
+)
+
+func wellKnownOf(md protoreflect.MessageDescriptor) wellKnown {
+	switch md.FullName() {
+	case "google.protobuf.Timestamp":
+		return wkTimestamp
+	case "google.protobuf.Duration":
+		return wkDuration
+	case "google.protobuf.DoubleValue", "google.protobuf.FloatValue",
+		"google.protobuf.Int64Value", "google.protobuf.UInt64Value",
+		"google.protobuf.Int32Value", "google.protobuf.UInt32Value",
+		"google.protobuf.BoolValue", "google.protobuf.StringValue",
+		"google.protobuf.BytesValue":
+		return wkWrapper
+	}
+	return wkNone
+}
+
+// refuseMessage names the messages Iceberg cannot hold as a struct.
+func refuseMessage(md protoreflect.MessageDescriptor, path string) error {
+	where := "message"
+	if path != "" {
+		where = "field " + path
+	}
+	switch md.FullName() {
+	case "google.protobuf.Empty":
+		return fmt.Errorf("%s: google.protobuf.Empty has no fields, and an Iceberg struct needs one", where)
+	case "google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue":
+		return fmt.Errorf("%s: %s is schemaless JSON (a recursive type) and has no Iceberg type", where, md.FullName())
+	}
+	if md.Fields().Len() == 0 {
+		return fmt.Errorf("%s: message %s has no fields, and an Iceberg struct needs one", where, md.FullName())
+	}
+	return nil
+}
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}

@@ -1,0 +1,215 @@
+package schemas_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minkhq/mink/codec"
+	"github.com/minkhq/mink/codec/wire"
+	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/internal/testkit"
+	"github.com/minkhq/mink/outage"
+	"github.com/minkhq/mink/schemas"
+	"github.com/minkhq/mink/tables"
+)
+
+// fakeSource is a registry in memory; down makes every fetch an outage.
+type fakeSource struct {
+	mu      sync.Mutex
+	byID    map[int]*wire.Schema
+	down    bool
+	fetches int
+}
+
+func (f *fakeSource) SchemaByID(_ context.Context, id int) (*wire.Schema, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fetches++
+	if f.down {
+		return nil, fmt.Errorf("%w: registry down", outage.ErrUnavailable)
+	}
+	s, ok := f.byID[id]
+	if !ok {
+		return nil, fmt.Errorf("schema id %d: %w", id, schemas.ErrNotFound)
+	}
+	return s, nil
+}
+
+func (f *fakeSource) Latest(ctx context.Context, _ string) (*wire.Schema, error) {
+	return f.SchemaByID(ctx, 1)
+}
+
+func jsonSchema(id int, props string, required ...string) *wire.Schema {
+	req, _ := json.Marshal(required)
+	if required == nil {
+		req = []byte("[]")
+	}
+	return &wire.Schema{ID: id, Type: wire.TypeJSON,
+		Text: fmt.Sprintf(`{"type":"object","properties":{%s},"required":%s}`, props, req)}
+}
+
+func record(p int32, offset int64, id int, payload string) *kgo.Record {
+	return &kgo.Record{Partition: p, Offset: offset, Value: append(wire.AppendHeader(nil, id, nil), payload...)}
+}
+
+// A json-schema table evolves with the writer schemas its records carry:
+// a nested optional field makes version 1, an incompatible change and an
+// unknown id are dead letters with their reason, a registry outage is an
+// error (never a dead letter), and a second store finds every decision in
+// Postgres without the registry.
+func TestStoreEvolution(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := pgtest.Pool(t)
+	src := &fakeSource{byID: map[int]*wire.Schema{
+		1: jsonSchema(1, `"id":{"type":"integer"},"customer":{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}`, "id", "customer"),
+		2: jsonSchema(2, `"id":{"type":"integer"},"customer":{"type":"object","properties":{"id":{"type":"integer"},"details":{"type":"object","properties":{"name":{"type":"string"}}}},"required":["id"]}`, "id", "customer"),
+		3: jsonSchema(3, `"id":{"type":"string"}`, "id"),
+	}}
+	conv, err := codec.ConvertWriter(codec.JSONSchema, src.byID[1], nil)
+	require.NoError(t, err)
+	sc, _, err := schemas.Initial(codec.Raw, codec.JSONSchema, codec.Columns(conv, false))
+	require.NoError(t, err)
+	declared, err := json.Marshal(iceberg.NewSchema(0, schemas.Columns(sc)...))
+	require.NoError(t, err)
+	tbl, err := tables.Create(ctx, pool, testkit.Warehouse, tables.Definition{Namespace: "app", Name: "orders", Topic: "orders",
+		ValueFormat: "json-schema", Schema: declared}, []tables.PartitionStart{{Partition: 0}})
+	require.NoError(t, err)
+	require.Equal(t, "orders-value", tbl.Properties[tables.PropSubject])
+
+	store := schemas.NewStore(pool, src)
+	v1 := []*kgo.Record{record(0, 0, 1, `{"id":1,"customer":{"id":7}}`)}
+	res, version, err := store.Build(ctx, tbl, v1, -1)
+	require.NoError(t, err)
+	require.Equal(t, 0, version)
+	require.EqualValues(t, 1, res.Data.Stats.RecordCount)
+	require.Nil(t, res.DLQ)
+
+	// Schema 2 adds customer.details{name}: version 1, and a range with
+	// both writers is encoded with it.
+	mixed := []*kgo.Record{record(0, 1, 1, `{"id":2,"customer":{"id":8}}`),
+		record(0, 2, 2, `{"id":3,"customer":{"id":9,"details":{"name":"Ada"}}}`)}
+	res, version, err = store.Build(ctx, tbl, mixed, -1)
+	require.NoError(t, err)
+	require.Equal(t, 1, version)
+	require.EqualValues(t, 2, res.Data.Stats.RecordCount)
+	v, err := store.Version(ctx, tbl.ID, 1)
+	require.NoError(t, err)
+	f, ok := v.FindFieldByName("customer.details.name")
+	require.True(t, ok)
+	require.False(t, f.Required)
+	// The ids of version 0 stay: _kafka 1-10, id 11, customer 12, its id 13;
+	// the new fields follow.
+	require.Equal(t, []int{11, 12, 13, 14, 15}, fieldIDs(v, "id", "customer", "customer.id", "customer.details", "customer.details.name"))
+	stored, err := tables.Get(ctx, pool, tbl.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, stored.Schema.ID)
+
+	// The range of v1's record alone still needs only version 0.
+	_, version, err = store.Build(ctx, tbl, v1, -1)
+	require.NoError(t, err)
+	require.Equal(t, 0, version)
+
+	// Schema 3 turns id into a string (Iceberg cannot), id 99 is unknown.
+	bad := []*kgo.Record{record(0, 3, 3, `{"id":"x"}`), record(0, 4, 99, `{"id":4}`), {Partition: 0, Offset: 5, Value: []byte(`{"id":5}`)}}
+	res, version, err = store.Build(ctx, tbl, bad, -1)
+	require.NoError(t, err)
+	require.Equal(t, 0, version)
+	require.Nil(t, res.Data)
+	require.EqualValues(t, 3, res.DLQ.Stats.RecordCount)
+	infos, err := schemas.WriterSchemas(ctx, pool, tbl.ID)
+	require.NoError(t, err)
+	require.Len(t, infos, 4)
+	require.Equal(t, 0, *infos[0].SchemaID)
+	require.Equal(t, 1, *infos[1].SchemaID)
+	require.Nil(t, infos[2].SchemaID)
+	require.Contains(t, infos[2].Error, "value: schema id 3: field id: table has long, schema has string")
+	require.Equal(t, "value: schema id 99 is not in the schema registry", infos[3].Error)
+
+	// An outage is an error, and decides nothing.
+	src.mu.Lock()
+	src.down = true
+	src.byID[4] = jsonSchema(4, `"id":{"type":"integer"},"note":{"type":"string"}`)
+	src.mu.Unlock()
+	_, _, err = store.Build(ctx, tbl, []*kgo.Record{record(0, 6, 4, `{"id":6,"note":"n"}`)}, -1)
+	require.ErrorIs(t, err, outage.ErrUnavailable)
+	infos, err = schemas.WriterSchemas(ctx, pool, tbl.ID)
+	require.NoError(t, err)
+	require.Len(t, infos, 4)
+
+	// A second node's store needs no registry for what is decided, and
+	// builds the same bytes.
+	other := schemas.NewStore(pool, nil)
+	again, version, err := other.Build(ctx, tbl, mixed, -1)
+	require.NoError(t, err)
+	require.Equal(t, 1, version)
+	first, _, err := store.Build(ctx, tbl, mixed, -1)
+	require.NoError(t, err)
+	require.Equal(t, first.Data.SHA256, again.Data.SHA256)
+	// A rebuild by version gives the same bytes too.
+	byVersion, _, err := other.Build(ctx, tbl, mixed, 1)
+	require.NoError(t, err)
+	require.Equal(t, first.Data.SHA256, byVersion.Data.SHA256)
+	// An id no store has decided waits for the registry there as well.
+	_, _, err = other.Build(ctx, tbl, []*kgo.Record{record(0, 6, 4, `{"id":6,"note":"n"}`)}, -1)
+	require.ErrorIs(t, err, outage.ErrUnavailable)
+}
+
+func fieldIDs(s *iceberg.Schema, names ...string) []int {
+	out := make([]int, len(names))
+	for i, n := range names {
+		f, ok := s.FindFieldByName(n)
+		if !ok {
+			out[i] = -1
+			continue
+		}
+		out[i] = f.ID
+	}
+	return out
+}
+
+// Two stores deciding one new writer schema at once make one version.
+func TestStoreConcurrentDecision(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := pgtest.Pool(t)
+	src := &fakeSource{byID: map[int]*wire.Schema{
+		1: jsonSchema(1, `"id":{"type":"integer"}`, "id"),
+		2: jsonSchema(2, `"id":{"type":"integer"},"extra":{"type":"string"}`, "id"),
+	}}
+	conv, err := codec.ConvertWriter(codec.JSONSchema, src.byID[1], nil)
+	require.NoError(t, err)
+	sc, _, err := schemas.Initial(codec.Raw, codec.JSONSchema, codec.Columns(conv, false))
+	require.NoError(t, err)
+	declared, err := json.Marshal(iceberg.NewSchema(0, schemas.Columns(sc)...))
+	require.NoError(t, err)
+	tbl, err := tables.Create(ctx, pool, testkit.Warehouse, tables.Definition{Namespace: "app", Name: "t", Topic: "t",
+		ValueFormat: "json-schema", Schema: declared}, []tables.PartitionStart{{Partition: 0}})
+	require.NoError(t, err)
+	recs := []*kgo.Record{record(0, 0, 2, `{"id":1,"extra":"e"}`)}
+	var wg sync.WaitGroup
+	versions := make([]int, 8)
+	for i := range versions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, v, err := schemas.NewStore(pool, src).Build(ctx, tbl, recs, -1)
+			if err != nil {
+				t.Error(err)
+			}
+			versions[i] = v
+		}()
+	}
+	wg.Wait()
+	for _, v := range versions {
+		require.Equal(t, 1, v)
+	}
+	all, err := tables.SchemaVersions(ctx, pool, tbl.ID, -1)
+	require.NoError(t, err)
+	require.Len(t, all, 2)
+}
