@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -95,7 +94,6 @@ func TestUSGSFormats(t *testing.T) {
 				"namespace": "demo", "name": "quakes_" + tableSafe(format), "topic": topic,
 				"value_format": format, "key_format": "string",
 			})
-			skipUnbuilt(t, err)
 			require.NoError(t, err)
 			require.NoError(t, devenv.Produce(ctx, env.Brokers, topic, encoded))
 			name := "demo.quakes_" + tableSafe(format)
@@ -104,14 +102,6 @@ func TestUSGSFormats(t *testing.T) {
 			dlq := clustertest.ScanAll(t, url, name+"~dlq")
 			require.Zero(t, dlq.NumRows(), "dead letters: %v", deadLetterReasons(t, dlq))
 		})
-	}
-}
-
-// skipUnbuilt skips a test whose format's decoder is still a stub.
-// TODO(issue 11): remove once codec/avro and codec/protobuf are merged.
-func skipUnbuilt(t testing.TB, err error) {
-	if err != nil && strings.Contains(err.Error(), "not built yet") {
-		t.Skip(err)
 	}
 }
 
