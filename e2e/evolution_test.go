@@ -1,0 +1,251 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog/rest"
+	"github.com/apache/iceberg-go/table"
+	"github.com/hamba/avro/v2"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
+
+	"github.com/minkhq/mink/admin"
+	"github.com/minkhq/mink/codec/wire"
+	"github.com/minkhq/mink/internal/cli"
+	"github.com/minkhq/mink/internal/clustertest"
+	"github.com/minkhq/mink/tables"
+)
+
+// mink runs the mink command line in process against url's admin API
+// and returns its output; a non-zero exit fails the test.
+func mink(t testing.TB, url string, args ...string) string {
+	t.Helper()
+	var out, errs bytes.Buffer
+	code := cli.Main(append(args, "--admin", url), &out, &errs)
+	require.Zero(t, code, "mink %s: %s%s", strings.Join(args, " "), out.String(), errs.String())
+	return out.String()
+}
+
+// Issue 11's evolution sequence, in Avro (field docs/formats.md
+// "Schema evolution"): v1 {id, customer{id}, qty int, code string} → v2
+// adds customer.details{name} (a nested optional add) → v3 widens qty to
+// long → v4 makes code an int, which Iceberg refuses.
+const (
+	orderV1 = `{"type":"record","name":"Order","namespace":"e2e","fields":[
+ {"name":"id","type":"long"},
+ {"name":"customer","type":{"type":"record","name":"Customer","fields":[{"name":"id","type":"long"}]}},
+ {"name":"qty","type":"int"},
+ {"name":"code","type":"string"}]}`
+	orderV2 = `{"type":"record","name":"Order","namespace":"e2e","fields":[
+ {"name":"id","type":"long"},
+ {"name":"customer","type":{"type":"record","name":"Customer","fields":[{"name":"id","type":"long"},
+   {"name":"details","type":["null",{"type":"record","name":"Details","fields":[{"name":"name","type":"string"}]}],"default":null}]}},
+ {"name":"qty","type":"int"},
+ {"name":"code","type":"string"}]}`
+	orderV3 = `{"type":"record","name":"Order","namespace":"e2e","fields":[
+ {"name":"id","type":"long"},
+ {"name":"customer","type":{"type":"record","name":"Customer","fields":[{"name":"id","type":"long"},
+   {"name":"details","type":["null",{"type":"record","name":"Details","fields":[{"name":"name","type":"string"}]}],"default":null}]}},
+ {"name":"qty","type":"long"},
+ {"name":"code","type":"string"}]}`
+	orderV4 = `{"type":"record","name":"Order","namespace":"e2e","fields":[
+ {"name":"id","type":"long"},
+ {"name":"customer","type":{"type":"record","name":"Customer","fields":[{"name":"id","type":"long"},
+   {"name":"details","type":["null",{"type":"record","name":"Details","fields":[{"name":"name","type":"string"}]}],"default":null}]}},
+ {"name":"qty","type":"long"},
+ {"name":"code","type":"int"}]}`
+)
+
+// order is what each version writes (hamba/avro: a field the schema
+// lacks is ignored; a nil Details is the union's null).
+type order struct {
+	ID       int64    `avro:"id"`
+	Customer customer `avro:"customer"`
+	Qty      any      `avro:"qty"`  // int32 (v1, v2) or int64 (v3, v4)
+	Code     any      `avro:"code"` // string, or int32 in v4
+}
+
+type customer struct {
+	ID      int64    `avro:"id"`
+	Details *details `avro:"details"`
+}
+
+type details struct {
+	Name string `avro:"name"`
+}
+
+// orderOf returns record id written by version v (1-4) and its Avro
+// binary after the wire header of schema id.
+func orderOf(t testing.TB, v, id int, schema avro.Schema, schemaID int) []byte {
+	t.Helper()
+	o := order{ID: int64(id), Customer: customer{ID: int64(id) * 10}, Qty: int32(id), Code: fmt.Sprintf("c%d", id)}
+	if v >= 2 {
+		o.Customer.Details = &details{Name: fmt.Sprintf("n%d", id)}
+	}
+	if v >= 3 {
+		o.Qty = int64(id) + 1<<33 // past an int
+	}
+	if v == 4 {
+		o.Code = int32(id)
+	}
+	b, err := avro.Marshal(schema, o)
+	require.NoError(t, err)
+	return append(wire.AppendHeader(nil, schemaID, nil), b...)
+}
+
+func TestAvroEvolution(t *testing.T) {
+	env := startEnv(t, 1)
+	ctx := context.Background()
+	url := env.Nodes[0].URL()
+	reg := registryClient(t, env)
+	const subject = "orders-value"
+	texts := []string{orderV1, orderV2, orderV3, orderV4}
+	ids := make([]int, 4)
+	parsed := make([]avro.Schema, 4)
+	for i, text := range texts {
+		var err error
+		parsed[i], err = avro.Parse(text)
+		require.NoError(t, err)
+	}
+	// srfake checks no compatibility: Mink decides by Iceberg's rules
+	// whatever the registry holds.
+	ids[0] = register(t, reg, subject, sr.TypeAvro, orderV1)
+	require.NoError(t, env.Kafka.CreateTopic("orders", 3, nil))
+	mink(t, url, "table", "create", "shop.orders", "--topic", "orders", "--value-format", "avro")
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	require.NoError(t, err)
+	defer cl.Close()
+	version := map[int]int{} // record id → version
+	next := 0
+	produce := func(v int, p int32) *kgo.Record {
+		next++
+		version[next] = v
+		return &kgo.Record{Topic: "orders", Partition: p, Value: orderOf(t, v, next, parsed[v-1], ids[v-1])}
+	}
+	// v1 first, indexed and committed before any evolution.
+	var recs []*kgo.Record
+	for i := 0; i < 30; i++ {
+		recs = append(recs, produce(1, int32(i%3)))
+	}
+	require.NoError(t, cl.ProduceSync(ctx, recs...).FirstErr())
+	clustertest.WaitCaughtUp(t, url, "shop.orders")
+
+	for i := 1; i < 4; i++ {
+		ids[i] = register(t, reg, subject, sr.TypeAvro, texts[i])
+	}
+	// Then every version interleaved on every partition.
+	recs = nil
+	for i := 0; i < 120; i++ {
+		recs = append(recs, produce(1+i%4, int32((i/4)%3)))
+	}
+	require.NoError(t, cl.ProduceSync(ctx, recs...).FirstErr())
+	clustertest.WaitCaughtUp(t, url, "shop.orders")
+
+	// Every v1-v3 record reads correctly under the final schema.
+	seen := map[int64]bool{}
+	eachRow(t, clustertest.ScanAll(t, url, "shop.orders"), func(row map[string]any) {
+		id := row["id"].(int64)
+		v := version[int(id)]
+		require.NotEqual(t, 4, v, "record %d of v4 in the table", id)
+		require.False(t, seen[id], "record %d twice", id)
+		seen[id] = true
+		qty := id
+		if v >= 3 {
+			qty += 1 << 33
+		}
+		want := map[string]any{"id": id, "customer": map[string]any{"id": id * 10, "details": nil}, "qty": qty, "code": fmt.Sprintf("c%d", id)}
+		if v >= 2 {
+			want["customer"].(map[string]any)["details"] = map[string]any{"name": fmt.Sprintf("n%d", id)}
+		}
+		delete(row, "_kafka")
+		require.Equal(t, want, row, "record %d (v%d)", id, v)
+	})
+	want := 0
+	for _, v := range version {
+		if v != 4 {
+			want++
+		}
+	}
+	require.Len(t, seen, want)
+
+	// v4's records are dead letters naming the field and Iceberg's rule.
+	reason := fmt.Sprintf("value: schema id %d: field code: table has string, schema has int; "+
+		"Iceberg allows only int→long, float→double, wider decimal precision and required→optional", ids[3])
+	dead := deadLetterReasons(t, clustertest.ScanAll(t, url, "shop.orders~dlq"))
+	require.Len(t, dead, 30)
+	for k, r := range dead {
+		require.Equal(t, reason, r, "dead letter %v", k)
+	}
+
+	// Iceberg metadata: schemas 0, 1, 2; current 2; field ids kept.
+	cat, err := rest.NewCatalog(ctx, "mink", url)
+	require.NoError(t, err)
+	tbl, err := cat.LoadTable(ctx, table.Identifier{"shop", "orders"})
+	require.NoError(t, err)
+	var schemaIDs []int
+	for _, s := range tbl.Metadata().Schemas() {
+		schemaIDs = append(schemaIDs, s.ID)
+	}
+	require.Equal(t, []int{0, 1, 2}, schemaIDs)
+	cur := tbl.Metadata().CurrentSchema()
+	require.Equal(t, 2, cur.ID)
+	for _, c := range []struct {
+		path string
+		id   int
+		typ  iceberg.Type
+	}{
+		{"id", 11, iceberg.PrimitiveTypes.Int64}, {"customer.id", 13, iceberg.PrimitiveTypes.Int64},
+		{"qty", 14, iceberg.PrimitiveTypes.Int64}, {"code", 15, iceberg.PrimitiveTypes.String},
+		{"customer.details.name", 17, iceberg.PrimitiveTypes.String},
+	} {
+		f, ok := cur.FindFieldByName(c.path)
+		require.True(t, ok, c.path)
+		require.Equal(t, c.id, f.ID, c.path)
+		require.True(t, c.typ.Equals(f.Type), "%s: %s", c.path, f.Type)
+	}
+	// Each data file records its schema version in its key: the files of
+	// v1's records, indexed before any evolution, stay schema 0 and are
+	// read above through their field ids.
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	require.NoError(t, err)
+	bySchema := map[int]int{}
+	for _, task := range tasks {
+		ref, ok := tables.ParseDataFileKey(tables.Key(task.File.FilePath()))
+		require.True(t, ok, task.File.FilePath())
+		if ref.End <= 10 {
+			require.Zero(t, ref.Schema, task.File.FilePath())
+		}
+		bySchema[ref.Schema]++
+	}
+	require.GreaterOrEqual(t, bySchema[0], 3, "schema-0 files: at least one per partition")
+	require.NotZero(t, bySchema[2], "files of the interleaved versions: schema 2")
+	qty0, _ := tbl.Metadata().Schemas()[0].FindFieldByName("qty")
+	require.Equal(t, iceberg.PrimitiveTypes.Int32, qty0.Type, "schema 0 keeps qty int")
+
+	// Status lists the four writer schemas, the fourth with its error.
+	st, err := (&admin.Client{URL: url}).TableStatus(ctx, "shop.orders")
+	require.NoError(t, err)
+	require.Len(t, st.WriterSchemas, 4)
+	for i, w := range st.WriterSchemas {
+		require.Equal(t, ids[i], w.RegistryID)
+		require.Equal(t, "value", w.Role)
+		if i < 3 {
+			require.NotNil(t, w.SchemaID, "writer %d", ids[i])
+			require.Equal(t, i, *w.SchemaID)
+			require.Empty(t, w.Error)
+		} else {
+			require.Nil(t, w.SchemaID)
+			require.Equal(t, reason, w.Error)
+		}
+	}
+	out := mink(t, url, "table", "status", "shop.orders")
+	require.Contains(t, out, "schema: version 2 (3 versions)")
+	require.Contains(t, out, "field code: table has string, schema has int")
+}
