@@ -249,3 +249,60 @@ func TestAvroEvolution(t *testing.T) {
 	require.Contains(t, out, "schema: version 2 (3 versions)")
 	require.Contains(t, out, "field code: table has string, schema has int")
 }
+
+// An Avro key with an Avro value: _kafka.key keeps the key's bytes, the
+// top-level key column holds the decoded record; a null key is a null key
+// column; a key not in the wire format makes the record a dead letter.
+func TestAvroKey(t *testing.T) {
+	env := startEnv(t, 1)
+	ctx := context.Background()
+	url := env.Nodes[0].URL()
+	reg := registryClient(t, env)
+	const keySchema = `{"type":"record","name":"OrderKey","namespace":"e2e","fields":[{"name":"id","type":"string"}]}`
+	keyID := register(t, reg, "keyed-key", sr.TypeAvro, keySchema)
+	valueID := register(t, reg, "keyed-value", sr.TypeAvro, orderV1)
+	require.NoError(t, env.Kafka.CreateTopic("keyed", 2, nil))
+	mink(t, url, "table", "create", "shop.keyed", "--topic", "keyed", "--value-format", "avro", "--key-format", "avro")
+
+	ks, err := avro.Parse(keySchema)
+	require.NoError(t, err)
+	vs, err := avro.Parse(orderV1)
+	require.NoError(t, err)
+	keys := map[int64][]byte{}
+	var recs []*kgo.Record
+	for i := 1; i <= 40; i++ {
+		k, err := avro.Marshal(ks, map[string]any{"id": fmt.Sprintf("k%d", i)})
+		require.NoError(t, err)
+		key := append(wire.AppendHeader(nil, keyID, nil), k...)
+		switch i {
+		case 7:
+			key = nil
+		case 9:
+			key = []byte("plain")
+		}
+		keys[int64(i)] = key
+		recs = append(recs, &kgo.Record{Topic: "keyed", Partition: int32(i % 2), Key: key, Value: orderOf(t, 1, i, vs, valueID)})
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	require.NoError(t, err)
+	defer cl.Close()
+	require.NoError(t, cl.ProduceSync(ctx, recs...).FirstErr())
+	clustertest.WaitCaughtUp(t, url, "shop.keyed")
+
+	n := 0
+	eachRow(t, clustertest.ScanAll(t, url, "shop.keyed"), func(row map[string]any) {
+		n++
+		id := row["id"].(int64)
+		kafka := row["_kafka"].(map[string]any)
+		if id == 7 {
+			require.Nil(t, kafka["key"])
+			require.Nil(t, row["key"])
+			return
+		}
+		require.Equal(t, keys[id], kafka["key"], "record %d: _kafka.key keeps the bytes", id)
+		require.Equal(t, map[string]any{"id": fmt.Sprintf("k%d", id)}, row["key"], "record %d: key column", id)
+	})
+	require.Equal(t, 39, n)
+	dead := deadLetterReasons(t, clustertest.ScanAll(t, url, "shop.keyed~dlq"))
+	require.Equal(t, map[pk]string{{1, 4}: "key: not in the Schema Registry wire format: first byte is 0x70, not the magic byte 0"}, dead)
+}

@@ -90,13 +90,9 @@ func TestUSGSFormats(t *testing.T) {
 			topic := "quakes_" + format
 			encoded := encode[format](t)
 			require.NoError(t, env.Kafka.CreateTopic(topic, 3, nil))
-			err := devenv.CreateTable(ctx, url, map[string]any{
-				"namespace": "demo", "name": "quakes_" + tableSafe(format), "topic": topic,
-				"value_format": format, "key_format": "string",
-			})
-			require.NoError(t, err)
-			require.NoError(t, devenv.Produce(ctx, env.Brokers, topic, encoded))
 			name := "demo.quakes_" + tableSafe(format)
+			mink(t, url, "table", "create", name, "--topic", topic, "--value-format", format, "--key-format", "string")
+			require.NoError(t, devenv.Produce(ctx, env.Brokers, topic, encoded))
 			clustertest.WaitCaughtUp(t, url, name)
 			checkUSGSTable(t, clustertest.ScanAll(t, url, name), events)
 			dlq := clustertest.ScanAll(t, url, name+"~dlq")

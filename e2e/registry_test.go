@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hamba/avro/v2"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
@@ -250,4 +251,49 @@ func TestInferEvolves(t *testing.T) {
 		}
 	})
 	require.Zero(t, clustertest.ScanAll(t, url, "demo.inferred~dlq").NumRows())
+}
+
+// Truncated and corrupt Avro and Protobuf payloads are dead letters with
+// the decoder's reason; the good records around them stay.
+func TestRegistryBadPayloads(t *testing.T) {
+	env := startEnv(t, 1)
+	url := env.Nodes[0].URL()
+	reg := registryClient(t, env)
+	const proto = `syntax = "proto3"; package e2e; message Order { int64 id = 1; string note = 2; }`
+	avroID := register(t, reg, "bad_avro-value", sr.TypeAvro, orderV1)
+	protoID := register(t, reg, "bad_proto-value", sr.TypeProtobuf, proto)
+	createTable(t, env, 1, map[string]any{"namespace": "test", "name": "bad_avro", "topic": "bad_avro", "value_format": "avro"})
+	createTable(t, env, 1, map[string]any{"namespace": "test", "name": "bad_proto", "topic": "bad_proto", "value_format": "protobuf"})
+
+	vs, err := avro.Parse(orderV1)
+	require.NoError(t, err)
+	good := orderOf(t, 1, 1, vs, avroID)
+	produceValues(t, env, "bad_avro", map[int32][][]byte{0: {
+		good,
+		good[:len(good)-3], // truncated inside code
+		append(wire.AppendHeader(nil, avroID, nil), 0x02, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01), // id, then a varint past 64 bits
+		append(bytes.Clone(good), 0x00), // a byte past the record
+	}})
+	pb := func(b ...byte) []byte { return append(wire.AppendHeader(nil, protoID, []int{0}), b...) }
+	produceValues(t, env, "bad_proto", map[int32][][]byte{0: {
+		pb(0x08, 0x01, 0x12, 0x02, 'h', 'i'), // id 1, note "hi"
+		pb(0x08, 0x02, 0x12, 0x05, 'h', 'i'), // note's length past the end
+		pb(0x08),                             // a tag without its value
+		pb(0x0f, 0x01),                       // wire type 7 does not exist
+	}})
+	clustertest.WaitCaughtUp(t, url, "test.bad_avro")
+	clustertest.WaitCaughtUp(t, url, "test.bad_proto")
+	for _, name := range []string{"test.bad_avro", "test.bad_proto"} {
+		require.EqualValues(t, 1, clustertest.ScanAll(t, url, name).NumRows(), name)
+	}
+	require.Equal(t, map[pk]string{
+		{0, 1}: fmt.Sprintf("value (schema id %d): field code: truncated payload at byte 3 of 3", avroID),
+		{0, 2}: fmt.Sprintf("value (schema id %d): field customer.id: varint at byte 1 overflows a long", avroID),
+		{0, 3}: fmt.Sprintf("value (schema id %d): 1 bytes after the value (payload of 7 bytes)", avroID),
+	}, deadLetterReasons(t, clustertest.ScanAll(t, url, "test.bad_avro~dlq")))
+	require.Equal(t, map[pk]string{
+		{0, 1}: fmt.Sprintf("value (schema id %d): field note: length 5 at byte 3 runs past the end (2 bytes left)", protoID),
+		{0, 2}: fmt.Sprintf("value (schema id %d): field id: varint at byte 1: unexpected EOF", protoID),
+		{0, 3}: fmt.Sprintf("value (schema id %d): field id: wire type invalid (7), want varint (0)", protoID),
+	}, deadLetterReasons(t, clustertest.ScanAll(t, url, "test.bad_proto~dlq")))
 }
