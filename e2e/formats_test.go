@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -348,4 +349,56 @@ func deadLetterReasons(t testing.TB, dlq arrow.Table) map[pk]string {
 		out[pk{int32(k["partition"].(int64)), k["offset"].(int64)}] = row["error"].(string)
 	})
 	return out
+}
+
+// The `mink dev` demo: demo.earthquakes (json) and demo.earthquakes_avro
+// (the same feed in Avro, its schema from the registry) both read back
+// equal to the GeoJSON.
+func TestDemoAvro(t *testing.T) {
+	events := testkit.USGSEvents(t)
+	env := startEnv(t, 1)
+	url := env.Nodes[0].URL()
+	note, err := devenv.Demo(context.Background(), env, events)
+	require.NoError(t, err)
+	require.Empty(t, note)
+	for _, name := range []string{"demo.earthquakes", "demo." + devenv.AvroTopic} {
+		clustertest.WaitCaughtUp(t, url, name)
+		checkUSGSTable(t, clustertest.ScanAll(t, url, name), events)
+		require.Zero(t, clustertest.ScanAll(t, url, name+"~dlq").NumRows(), name)
+	}
+}
+
+// compareSource finds each kind of difference (the check of
+// TestUSGSFormats must not pass vacuously).
+func TestCompareSource(t *testing.T) {
+	src := func(s string) any {
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.UseNumber()
+		var v any
+		require.NoError(t, dec.Decode(&v))
+		return v
+	}
+	feature := `{"id":"a","p":{"mag":2,"n":5,"t":1517966773840,"s":"x"},"c":[1.5,2]}`
+	row := func() map[string]any {
+		return map[string]any{"id": "a", "p": map[string]any{"mag": 2.0, "n": int64(5), "t": timestampMicros{1517966773840000}, "s": "x", "extra": nil},
+			"c": []any{1.5, 2.0}}
+	}
+	require.NoError(t, compareSource("", row(), src(feature)))
+	for _, c := range []struct {
+		edit func(map[string]any)
+		err  string
+	}{
+		{func(r map[string]any) { r["p"].(map[string]any)["mag"] = 2.5 }, "field p.mag: 2.5, want 2"},
+		{func(r map[string]any) { r["p"].(map[string]any)["n"] = int64(6) }, "field p.n: 6, want 5"},
+		{func(r map[string]any) { r["p"].(map[string]any)["t"] = timestampMicros{1517966773840001} }, "field p.t: 2018-02-07 01:26:13.840001 +0000 UTC, want 1517966773840 ms"},
+		{func(r map[string]any) { r["p"].(map[string]any)["s"] = nil }, "field p.s: null, want x"},
+		{func(r map[string]any) { delete(r["p"].(map[string]any), "s") }, `field p: key "s" has no column`},
+		{func(r map[string]any) { r["p"].(map[string]any)["extra"] = "y" }, "field p.extra: y, absent from the source"},
+		{func(r map[string]any) { r["c"] = []any{1.5} }, "field c: [1.5], want [1.5 2]"},
+		{func(r map[string]any) { r["p"].(map[string]any)["n"] = "5" }, "field p.n: string 5, want the number 5"},
+	} {
+		r := row()
+		c.edit(r)
+		require.EqualError(t, compareSource("", r, src(feature)), c.err)
+	}
 }
