@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog/rest"
@@ -17,8 +20,11 @@ import (
 
 	"github.com/minkhq/mink/admin"
 	"github.com/minkhq/mink/codec/wire"
+	"github.com/minkhq/mink/devenv"
 	"github.com/minkhq/mink/internal/cli"
 	"github.com/minkhq/mink/internal/clustertest"
+	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/objects"
 	"github.com/minkhq/mink/tables"
 )
 
@@ -100,7 +106,9 @@ func orderOf(t testing.TB, v, id int, schema avro.Schema, schemaID int) []byte {
 }
 
 func TestAvroEvolution(t *testing.T) {
-	env := startEnv(t, 1)
+	// Three nodes: each decides the writer schemas of the partitions it
+	// indexes, and serves files built by the others.
+	env := startEnv(t, 3)
 	ctx := context.Background()
 	url := env.Nodes[0].URL()
 	reg := registryClient(t, env)
@@ -148,9 +156,10 @@ func TestAvroEvolution(t *testing.T) {
 	require.NoError(t, cl.ProduceSync(ctx, recs...).FirstErr())
 	clustertest.WaitCaughtUp(t, url, "shop.orders")
 
-	// Every v1-v3 record reads correctly under the final schema.
+	// Every v1-v3 record reads correctly under the final schema (through
+	// another node than the one the table was created on).
 	seen := map[int64]bool{}
-	eachRow(t, clustertest.ScanAll(t, url, "shop.orders"), func(row map[string]any) {
+	eachRow(t, clustertest.ScanAll(t, env.Nodes[2].URL(), "shop.orders"), func(row map[string]any) {
 		id := row["id"].(int64)
 		v := version[int(id)]
 		require.NotEqual(t, 4, v, "record %d of v4 in the table", id)
@@ -226,6 +235,20 @@ func TestAvroEvolution(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, bySchema[0], 3, "schema-0 files: at least one per partition")
 	require.NotZero(t, bySchema[2], "files of the interleaved versions: schema 2")
+	// Every node serves each file with the same bytes, built from Kafka
+	// with the schema version its key names when it is not in its cache.
+	for _, task := range tasks {
+		key := tables.Key(task.File.FilePath())
+		var first []byte
+		for _, n := range env.Nodes {
+			b := fetchObject(t, n.URL(), key)
+			require.EqualValues(t, task.File.FileSizeBytes(), len(b), "%s on %s", key, n.ID())
+			if first == nil {
+				first = b
+			}
+			require.Equal(t, first, b, "%s differs on %s", key, n.ID())
+		}
+	}
 	qty0, _ := tbl.Metadata().Schemas()[0].FindFieldByName("qty")
 	require.Equal(t, iceberg.PrimitiveTypes.Int32, qty0.Type, "schema 0 keeps qty int")
 
@@ -305,4 +328,69 @@ func TestAvroKey(t *testing.T) {
 	require.Equal(t, 39, n)
 	dead := deadLetterReasons(t, clustertest.ScanAll(t, url, "shop.keyed~dlq"))
 	require.Equal(t, map[pk]string{{1, 4}: "key: not in the Schema Registry wire format: first byte is 0x70, not the magic byte 0"}, dead)
+}
+
+// fetchObject reads an object of the S3 API from the node at url itself
+// (not forwarded to the node that owns it).
+func fetchObject(t testing.TB, url, key string) []byte {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url+"/mink/"+key, nil)
+	require.NoError(t, err)
+	req.Header.Set(objects.ForwardedHeader, "e2e")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s on %s: %s", key, url, b)
+	return b
+}
+
+// Zero-lag loads evolve the schema too: with the writer committing only
+// once a minute, each load builds tail files, and a load that meets a new
+// writer schema (v2: customer.details) commits the new schema version with
+// its tail; the v1 tail files before it read under it through their field
+// ids.
+func TestAvroEvolutionZeroLag(t *testing.T) {
+	env, err := devenv.StartEnv(context.Background(), devenv.DevConfig{
+		Nodes: 1, PostgresURL: pgtest.Schema(t), EphemeralPorts: true, LeaseTTL: 3 * time.Second,
+		CommitInterval: time.Minute,
+	})
+	require.NoError(t, err)
+	t.Cleanup(env.Stop)
+	ctx := context.Background()
+	url := env.Nodes[0].URL()
+	reg := registryClient(t, env)
+	v1 := register(t, reg, "lag-value", sr.TypeAvro, orderV1)
+	s1, err := avro.Parse(orderV1)
+	require.NoError(t, err)
+	s2, err := avro.Parse(orderV2)
+	require.NoError(t, err)
+	createTable(t, env, 1, map[string]any{"namespace": "shop", "name": "lag", "topic": "lag", "value_format": "avro"})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...), kgo.DefaultProduceTopic("lag"))
+	require.NoError(t, err)
+	defer cl.Close()
+	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: orderOf(t, 1, 1, s1, v1)}, &kgo.Record{Value: orderOf(t, 1, 2, s1, v1)}).FirstErr())
+	require.EqualValues(t, 2, clustertest.ScanAll(t, url, "shop.lag").NumRows())
+
+	v2 := register(t, reg, "lag-value", sr.TypeAvro, orderV2)
+	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: orderOf(t, 2, 3, s2, v2)}).FirstErr())
+	got := map[int64]any{}
+	eachRow(t, clustertest.ScanAll(t, url, "shop.lag"), func(row map[string]any) {
+		got[row["id"].(int64)] = row["customer"].(map[string]any)["details"]
+	})
+	require.Equal(t, map[int64]any{1: nil, 2: nil, 3: map[string]any{"name": "n3"}}, got)
+
+	cat, err := rest.NewCatalog(ctx, "mink", url)
+	require.NoError(t, err)
+	tbl, err := cat.LoadTable(ctx, table.Identifier{"shop", "lag"})
+	require.NoError(t, err)
+	require.Equal(t, 1, tbl.Metadata().CurrentSchema().ID)
+	require.Len(t, tbl.Metadata().Schemas(), 2)
+	st, err := (&admin.Client{URL: url}).TableStatus(ctx, "shop.lag")
+	require.NoError(t, err)
+	require.Equal(t, 1, st.SchemaID)
+	for _, p := range st.Partitions {
+		require.Zero(t, p.CommittedOffset, "the writer has not committed: the rows came from tail files")
+	}
 }
