@@ -273,77 +273,83 @@ func TestAvroEvolution(t *testing.T) {
 	require.Contains(t, out, "field code: table has string, schema has int")
 }
 
-// An Avro key with an Avro value: _kafka.key keeps the key's bytes, the
-// top-level key column holds the decoded record; a null key is a null key
-// column; a key not in the wire format makes the record a dead letter.
-func TestAvroKey(t *testing.T) {
+// A key in each registry format with an Avro value: _kafka.key keeps the
+// key's bytes, the top-level key column holds the decoded key; a null key
+// is a null key column; a key not in the wire format makes the record a
+// dead letter.
+func TestRegistryKeys(t *testing.T) {
 	env := startEnv(t, 1)
 	ctx := context.Background()
 	url := env.Nodes[0].URL()
 	reg := registryClient(t, env)
-	const keySchema = `{"type":"record","name":"OrderKey","namespace":"e2e","fields":[{"name":"id","type":"string"}]}`
-	keyID := register(t, reg, "keyed-key", sr.TypeAvro, keySchema)
-	valueID := register(t, reg, "keyed-value", sr.TypeAvro, orderV1)
-	require.NoError(t, env.Kafka.CreateTopic("keyed", 2, nil))
-	mink(t, url, "table", "create", "shop.keyed", "--topic", "keyed", "--value-format", "avro", "--key-format", "avro")
-
-	ks, err := avro.Parse(keySchema)
-	require.NoError(t, err)
 	vs, err := avro.Parse(orderV1)
 	require.NoError(t, err)
-	keys := map[int64][]byte{}
-	var recs []*kgo.Record
-	for i := 1; i <= 40; i++ {
-		k, err := avro.Marshal(ks, map[string]any{"id": fmt.Sprintf("k%d", i)})
-		require.NoError(t, err)
-		key := append(wire.AppendHeader(nil, keyID, nil), k...)
-		switch i {
-		case 7:
-			key = nil
-		case 9:
-			key = []byte("plain")
-		}
-		keys[int64(i)] = key
-		recs = append(recs, &kgo.Record{Topic: "keyed", Partition: int32(i % 2), Key: key, Value: orderOf(t, 1, i, vs, valueID)})
+	const avroKey = `{"type":"record","name":"OrderKey","namespace":"e2e","fields":[{"name":"id","type":"string"}]}`
+	ks, err := avro.Parse(avroKey)
+	require.NoError(t, err)
+	for _, c := range []struct {
+		format string
+		typ    sr.SchemaType
+		schema string
+		encode func(id int, s string) []byte // the key after its header
+	}{
+		{"avro", sr.TypeAvro, avroKey, func(id int, s string) []byte {
+			b, err := avro.Marshal(ks, map[string]any{"id": s})
+			require.NoError(t, err)
+			return append(wire.AppendHeader(nil, id, nil), b...)
+		}},
+		{"protobuf", sr.TypeProtobuf, `syntax = "proto3"; package e2e; message OrderKey { string id = 1; }`, func(id int, s string) []byte {
+			return append(append(wire.AppendHeader(nil, id, []int{0}), 0x0a, byte(len(s))), s...)
+		}},
+		{"json-schema", sr.TypeJSON, `{"type":"object","required":["id"],"properties":{"id":{"type":"string"}}}`, func(id int, s string) []byte {
+			return append(wire.AppendHeader(nil, id, nil), fmt.Sprintf(`{"id":%q}`, s)...)
+		}},
+	} {
+		t.Run(c.format, func(t *testing.T) {
+			topic := "keyed_" + tableSafe(c.format)
+			keyID := register(t, reg, topic+"-key", c.typ, c.schema)
+			valueID := register(t, reg, topic+"-value", sr.TypeAvro, orderV1)
+			require.NoError(t, env.Kafka.CreateTopic(topic, 2, nil))
+			name := "shop." + topic
+			mink(t, url, "table", "create", name, "--topic", topic, "--value-format", "avro", "--key-format", c.format)
+
+			keys := map[int64][]byte{}
+			var recs []*kgo.Record
+			for i := 1; i <= 40; i++ {
+				key := c.encode(keyID, fmt.Sprintf("k%d", i))
+				switch i {
+				case 7:
+					key = nil
+				case 9:
+					key = []byte("plain")
+				}
+				keys[int64(i)] = key
+				recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(i % 2), Key: key, Value: orderOf(t, 1, i, vs, valueID)})
+			}
+			cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+			require.NoError(t, err)
+			defer cl.Close()
+			require.NoError(t, cl.ProduceSync(ctx, recs...).FirstErr())
+			clustertest.WaitCaughtUp(t, url, name)
+
+			n := 0
+			eachRow(t, clustertest.ScanAll(t, url, name), func(row map[string]any) {
+				n++
+				id := row["id"].(int64)
+				kafka := row["_kafka"].(map[string]any)
+				if id == 7 {
+					require.Nil(t, kafka["key"])
+					require.Nil(t, row["key"])
+					return
+				}
+				require.Equal(t, keys[id], kafka["key"], "record %d: _kafka.key keeps the bytes", id)
+				require.Equal(t, map[string]any{"id": fmt.Sprintf("k%d", id)}, row["key"], "record %d: key column", id)
+			})
+			require.Equal(t, 39, n)
+			dead := deadLetterReasons(t, clustertest.ScanAll(t, url, name+"~dlq"))
+			require.Equal(t, map[pk]string{{1, 4}: "key: not in the Schema Registry wire format: first byte is 0x70, not the magic byte 0"}, dead)
+		})
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	require.NoError(t, err)
-	defer cl.Close()
-	require.NoError(t, cl.ProduceSync(ctx, recs...).FirstErr())
-	clustertest.WaitCaughtUp(t, url, "shop.keyed")
-
-	n := 0
-	eachRow(t, clustertest.ScanAll(t, url, "shop.keyed"), func(row map[string]any) {
-		n++
-		id := row["id"].(int64)
-		kafka := row["_kafka"].(map[string]any)
-		if id == 7 {
-			require.Nil(t, kafka["key"])
-			require.Nil(t, row["key"])
-			return
-		}
-		require.Equal(t, keys[id], kafka["key"], "record %d: _kafka.key keeps the bytes", id)
-		require.Equal(t, map[string]any{"id": fmt.Sprintf("k%d", id)}, row["key"], "record %d: key column", id)
-	})
-	require.Equal(t, 39, n)
-	dead := deadLetterReasons(t, clustertest.ScanAll(t, url, "shop.keyed~dlq"))
-	require.Equal(t, map[pk]string{{1, 4}: "key: not in the Schema Registry wire format: first byte is 0x70, not the magic byte 0"}, dead)
-}
-
-// fetchObject reads an object of the S3 API from the node at url itself
-// (not forwarded to the node that owns it).
-func fetchObject(t testing.TB, url, key string) []byte {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url+"/mink/"+key, nil)
-	require.NoError(t, err)
-	req.Header.Set(objects.ForwardedHeader, "e2e")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode, "%s on %s: %s", key, url, b)
-	return b
 }
 
 // Zero-lag loads evolve the schema too: with the writer committing only
@@ -393,4 +399,20 @@ func TestAvroEvolutionZeroLag(t *testing.T) {
 	for _, p := range st.Partitions {
 		require.Zero(t, p.CommittedOffset, "the writer has not committed: the rows came from tail files")
 	}
+}
+
+// fetchObject reads an object of the S3 API from the node at url itself
+// (not forwarded to the node that owns it).
+func fetchObject(t testing.TB, url, key string) []byte {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url+"/mink/"+key, nil)
+	require.NoError(t, err)
+	req.Header.Set(objects.ForwardedHeader, "e2e")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s on %s: %s", key, url, b)
+	return b
 }
