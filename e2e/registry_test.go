@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/catalog/rest"
+	"github.com/apache/iceberg-go/table"
 	"github.com/hamba/avro/v2"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -24,6 +26,7 @@ import (
 	"github.com/minkhq/mink/internal/netproxy"
 	"github.com/minkhq/mink/internal/pgtest"
 	"github.com/minkhq/mink/internal/testkit"
+	"github.com/minkhq/mink/tables"
 )
 
 // ordersV1 and ordersV2 are JSON Schemas of a topic's values; v2 adds an
@@ -96,8 +99,10 @@ func TestRegistryBadInput(t *testing.T) {
 // The registry unreachable for 30 s while records of a new schema id and
 // of a known one come: nothing is dead-lettered, the partition that needs
 // the new id waits (mink_partition_schema_wait 1), the other keeps
-// indexing and the table keeps loading; when the registry returns,
-// indexing resumes and every record is in the table once.
+// indexing and the table keeps loading; every node rebuilds the data files
+// of ids already seen without the registry (from the schemas stored in
+// Postgres); when the registry returns, indexing resumes and every record
+// is in the table once.
 func TestRegistryOutage(t *testing.T) {
 	registry := srfake.New()
 	t.Cleanup(registry.Close)
@@ -105,7 +110,7 @@ func TestRegistryOutage(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = proxy.Close() })
 	env, err := devenv.StartEnv(context.Background(), devenv.DevConfig{
-		Nodes: 1, PostgresURL: pgtest.Schema(t), EphemeralPorts: true, LeaseTTL: 3 * time.Second,
+		Nodes: 2, PostgresURL: pgtest.Schema(t), EphemeralPorts: true, LeaseTTL: 3 * time.Second,
 		SchemaRegistry: "http://" + proxy.Addr(),
 	})
 	require.NoError(t, err)
@@ -127,27 +132,45 @@ func TestRegistryOutage(t *testing.T) {
 	}
 	produceValues(t, env, "orders", map[int32][][]byte{0: batch(v1, 50), 1: batch(v1, 50)})
 	clustertest.WaitCaughtUp(t, url, "test.orders")
+	// A table whose schema id only the node indexing its one partition
+	// has met in memory.
+	other := register(t, reg, "other-value", sr.TypeJSON, `{"type":"object","properties":{"id":{"type":"integer"},"qty":{"type":"integer"}}}`)
+	createTable(t, env, 1, map[string]any{"namespace": "test", "name": "other", "topic": "other", "value_format": "json-schema"})
+	produceValues(t, env, "other", map[int32][][]byte{0: {framed(other, `{"id":1,"qty":2}`), framed(other, `{"id":2,"qty":3}`)}})
+	clustertest.WaitCaughtUp(t, url, "test.other")
 
 	proxy.Cut()
 	cut := time.Now()
 	v2 := register(t, reg, "orders-value", sr.TypeJSON, ordersV2)
 	produceValues(t, env, "orders", map[int32][][]byte{0: batch(v2, 50), 1: batch(v1, 50)})
 	testkit.Eventually(t, 20*time.Second, 200*time.Millisecond, "partition 0 waits for schema id v2", func() (bool, string) {
-		m := metrics(t, url)
+		m := allMetrics(t, env)
 		return strings.Contains(m, `mink_partition_schema_wait{partition="0",table="test.orders"} 1`), grep(m, "mink_partition_schema_wait")
 	})
 	clustertest.WaitCommitted(t, url, "test.orders", map[int32]int64{1: 100}, 20*time.Second)
-	// The table loads and reads while the registry is away.
-	at := clustertest.ScanAll(t, url, "test.orders")
-	require.EqualValues(t, 150, at.NumRows(), "partition 1 whole, partition 0 up to the new schema id")
+	// The table loads and reads while the registry is away, through
+	// either node.
+	for _, n := range env.Nodes {
+		at := clustertest.ScanAll(t, n.URL(), "test.orders")
+		require.EqualValues(t, 150, at.NumRows(), "partition 1 whole, partition 0 up to the new schema id")
+	}
+	// Each node serves every data file of both tables, building those it
+	// does not hold from Kafka with the writer schemas stored in Postgres.
+	for _, name := range []string{"test.orders", "test.other"} {
+		for _, key := range dataFileKeys(t, url, name) {
+			for _, n := range env.Nodes {
+				fetchObject(t, n.URL(), key)
+			}
+		}
+	}
 	time.Sleep(30*time.Second - time.Since(cut))
-	m := metrics(t, url)
+	m := allMetrics(t, env)
 	require.Contains(t, m, `mink_partition_schema_wait{partition="0",table="test.orders"} 1`)
 	require.NotContains(t, m, `mink_dead_letters_total{partition="0",table="test.orders"}`, "nothing dead-lettered")
 	proxy.Restore()
 
 	clustertest.WaitCaughtUp(t, url, "test.orders")
-	require.Contains(t, metrics(t, url), `mink_partition_schema_wait{partition="0",table="test.orders"} 0`)
+	require.NotContains(t, allMetrics(t, env), `mink_partition_schema_wait{partition="0",table="test.orders"} 1`)
 	seen := map[int64]int{}
 	eachRow(t, clustertest.ScanAll(t, url, "test.orders"), func(row map[string]any) {
 		seen[row["id"].(int64)]++
@@ -160,6 +183,36 @@ func TestRegistryOutage(t *testing.T) {
 	st, err := (&admin.Client{URL: url}).TableStatus(context.Background(), "test.orders")
 	require.NoError(t, err)
 	require.Equal(t, 1, st.SchemaID, "v2 added a column: schema 1")
+}
+
+// allMetrics returns the metrics of every node of env, one after the
+// other.
+func allMetrics(t testing.TB, env *devenv.Env) string {
+	var b strings.Builder
+	for _, n := range env.Nodes {
+		b.WriteString(metrics(t, n.URL()))
+	}
+	return b.String()
+}
+
+// dataFileKeys returns the object keys of the data files of table's
+// current snapshot, as iceberg-go plans them.
+func dataFileKeys(t testing.TB, url, name string) []string {
+	t.Helper()
+	ctx := context.Background()
+	cat, err := rest.NewCatalog(ctx, "mink", url)
+	require.NoError(t, err)
+	ns, tn, _ := strings.Cut(name, ".")
+	tbl, err := cat.LoadTable(ctx, table.Identifier{ns, tn})
+	require.NoError(t, err)
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	require.NoError(t, err)
+	require.NotEmpty(t, tasks, name)
+	var keys []string
+	for _, task := range tasks {
+		keys = append(keys, tables.Key(task.File.FilePath()))
+	}
+	return keys
 }
 
 func metrics(t testing.TB, url string) string {
