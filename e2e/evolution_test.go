@@ -13,10 +13,15 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
+	"github.com/bufbuild/protocompile"
 	"github.com/hamba/avro/v2"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/minkhq/mink/admin"
 	"github.com/minkhq/mink/codec/wire"
@@ -415,4 +420,100 @@ func fetchObject(t testing.TB, url, key string) []byte {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode, "%s on %s: %s", key, url, b)
 	return b
+}
+
+// The evolution sequence in Protobuf: the same four versions as
+// TestAvroEvolution, as .proto files (proto3 scalars without presence are
+// required columns; messages are optional).
+func TestProtobufEvolution(t *testing.T) {
+	env := startEnv(t, 1)
+	ctx := context.Background()
+	url := env.Nodes[0].URL()
+	reg := registryClient(t, env)
+	const head = `syntax = "proto3"; package e2e; `
+	texts := []string{
+		head + `message Order { int64 id = 1; Customer customer = 2; int32 qty = 3; string code = 4; } message Customer { int64 id = 1; }`,
+		head + `message Order { int64 id = 1; Customer customer = 2; int32 qty = 3; string code = 4; } message Customer { int64 id = 1; Details details = 2; } message Details { string name = 1; }`,
+		head + `message Order { int64 id = 1; Customer customer = 2; int64 qty = 3; string code = 4; } message Customer { int64 id = 1; Details details = 2; } message Details { string name = 1; }`,
+		head + `message Order { int64 id = 1; Customer customer = 2; int64 qty = 3; int32 code = 4; } message Customer { int64 id = 1; Details details = 2; } message Details { string name = 1; }`,
+	}
+	ids := make([]int, 4)
+	descs := make([]protoreflect.MessageDescriptor, 4)
+	for i, text := range texts {
+		comp := protocompile.Compiler{Resolver: &protocompile.SourceResolver{
+			Accessor: protocompile.SourceAccessorFromMap(map[string]string{"order.proto": text})}}
+		files, err := comp.Compile(ctx, "order.proto")
+		require.NoError(t, err)
+		descs[i] = files[0].Messages().ByName("Order")
+	}
+	encode := func(v, id int) []byte {
+		js := fmt.Sprintf(`{"id":%d,"customer":{"id":%d},"qty":%d,"code":"c%d"}`, id, id*10, id, id)
+		switch v {
+		case 2:
+			js = fmt.Sprintf(`{"id":%d,"customer":{"id":%d,"details":{"name":"n%d"}},"qty":%d,"code":"c%d"}`, id, id*10, id, id, id)
+		case 3:
+			js = fmt.Sprintf(`{"id":%d,"customer":{"id":%d,"details":{"name":"n%d"}},"qty":%d,"code":"c%d"}`, id, id*10, id, int64(id)+1<<33, id)
+		case 4:
+			js = fmt.Sprintf(`{"id":%d,"customer":{"id":%d,"details":{"name":"n%d"}},"qty":%d,"code":%d}`, id, id*10, id, int64(id)+1<<33, id)
+		}
+		msg := dynamicpb.NewMessage(descs[v-1])
+		require.NoError(t, protojson.Unmarshal([]byte(js), msg))
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(msg)
+		require.NoError(t, err)
+		return append(wire.AppendHeader(nil, ids[v-1], []int{0}), b...)
+	}
+
+	ids[0] = register(t, reg, "porders-value", sr.TypeProtobuf, texts[0])
+	require.NoError(t, env.Kafka.CreateTopic("porders", 2, nil))
+	mink(t, url, "table", "create", "shop.porders", "--topic", "porders", "--value-format", "protobuf")
+	version := map[int64]int{}
+	next := 0
+	values := func(vs ...int) map[int32][][]byte {
+		out := map[int32][][]byte{}
+		for i, v := range vs {
+			next++
+			version[int64(next)] = v
+			out[int32(i%2)] = append(out[int32(i%2)], encode(v, next))
+		}
+		return out
+	}
+	produceValues(t, env, "porders", values(1, 1, 1, 1))
+	clustertest.WaitCaughtUp(t, url, "shop.porders")
+	for i := 1; i < 4; i++ {
+		ids[i] = register(t, reg, "porders-value", sr.TypeProtobuf, texts[i])
+	}
+	// Each partition meets v2 before v3 (partition i%2): versions are made
+	// in the order writers are met, and a v3 met first would add
+	// customer.details and widen qty in one version.
+	produceValues(t, env, "porders", values(1, 2, 2, 1, 3, 4, 4, 3, 1, 2, 3, 4))
+	clustertest.WaitCaughtUp(t, url, "shop.porders")
+
+	n := 0
+	eachRow(t, clustertest.ScanAll(t, url, "shop.porders"), func(row map[string]any) {
+		n++
+		id := row["id"].(int64)
+		v := version[id]
+		require.NotEqual(t, 4, v, "record %d of v4 in the table", id)
+		qty := id
+		if v >= 3 {
+			qty += 1 << 33
+		}
+		want := map[string]any{"id": id, "customer": map[string]any{"id": id * 10, "details": nil}, "qty": qty, "code": fmt.Sprintf("c%d", id)}
+		if v >= 2 {
+			want["customer"].(map[string]any)["details"] = map[string]any{"name": fmt.Sprintf("n%d", id)}
+		}
+		delete(row, "_kafka")
+		require.Equal(t, want, row, "record %d (v%d)", id, v)
+	})
+	require.Equal(t, 13, n)
+	dead := deadLetterReasons(t, clustertest.ScanAll(t, url, "shop.porders~dlq"))
+	require.Len(t, dead, 3)
+	for k, r := range dead {
+		require.Equal(t, fmt.Sprintf("value: schema id %d: field code: table has string, schema has int; "+
+			"Iceberg allows only int→long, float→double, wider decimal precision and required→optional", ids[3]), r, "dead letter %v", k)
+	}
+	st, err := (&admin.Client{URL: url}).TableStatus(ctx, "shop.porders")
+	require.NoError(t, err)
+	require.Equal(t, 2, st.SchemaID)
+	require.Equal(t, 3, st.SchemaVersions)
 }
