@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/bufbuild/protocompile"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/sr"
@@ -193,24 +194,30 @@ func checkUSGSTable(t testing.TB, at arrow.Table, events []devenv.Event) {
 type timestampMicros struct{ v int64 }
 
 // eachRow calls f with each row of at as Go values: a struct as
-// map[string]any, a list as []any, int32 and int64 as int64, floats as
-// float64, strings, []byte, bool, a timestamp as timestampMicros, null as
-// nil.
+// map[string]any, a list as []any, a map (string keys) as map[string]any,
+// int32, int64, date (days) and time (µs) as int64, floats as float64,
+// strings, binary and fixed as []byte, bool, a decimal as its text with
+// its scale's digits, a uuid as its text, a timestamp as timestampMicros,
+// null as nil.
 func eachRow(t testing.TB, at arrow.Table, f func(row map[string]any)) {
 	t.Helper()
 	tr := array.NewTableReader(at, 0)
 	defer tr.Release()
 	for tr.Next() {
-		rec := tr.RecordBatch()
-		for i := 0; i < int(rec.NumRows()); i++ {
-			row := map[string]any{}
-			for c, field := range rec.Schema().Fields() {
-				row[field.Name] = arrowValue(t, rec.Column(c), i)
-			}
-			f(row)
-		}
+		batchRows(t, tr.RecordBatch(), f)
 	}
 	require.NoError(t, tr.Err())
+}
+
+// batchRows calls f with each row of rec, as eachRow does.
+func batchRows(t testing.TB, rec arrow.RecordBatch, f func(row map[string]any)) {
+	for i := 0; i < int(rec.NumRows()); i++ {
+		row := map[string]any{}
+		for c, field := range rec.Schema().Fields() {
+			row[field.Name] = arrowValue(t, rec.Column(c), i)
+		}
+		f(row)
+	}
 }
 
 func arrowValue(t testing.TB, a arrow.Array, i int) any {
@@ -246,6 +253,24 @@ func arrowValue(t testing.TB, a arrow.Array, i int) any {
 		return a.Value(i)
 	case *array.Binary:
 		return bytes.Clone(a.Value(i))
+	case *array.Decimal128:
+		return a.Value(i).ToString(a.DataType().(*arrow.Decimal128Type).Scale)
+	case *array.Date32:
+		return int64(a.Value(i))
+	case *array.Time64:
+		require.Equal(t, arrow.Microsecond, a.DataType().(*arrow.Time64Type).Unit)
+		return int64(a.Value(i))
+	case *extensions.UUIDArray:
+		return a.Value(i).String()
+	case *array.FixedSizeBinary:
+		return bytes.Clone(a.Value(i))
+	case *array.Map:
+		start, end := a.ValueOffsets(i)
+		out := map[string]any{}
+		for j := start; j < end; j++ {
+			out[arrowValue(t, a.Keys(), int(j)).(string)] = arrowValue(t, a.Items(), int(j))
+		}
+		return out
 	case *array.Timestamp:
 		require.Equal(t, arrow.Microsecond, a.DataType().(*arrow.TimestampType).Unit)
 		return timestampMicros{int64(a.Value(i))}
