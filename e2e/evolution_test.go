@@ -723,3 +723,74 @@ message Inner { string name = 1; }`
 	require.Equal(t, "7", got[3]["color"], "an open enum's unknown number is kept as its text")
 	require.Equal(t, timestampMicros{-1}, got[3]["at"])
 }
+
+// The JSON Schema mapping end to end: objects, arrays, required,
+// formats date-time, date, time, uuid, base64 content, maps
+// (additionalProperties), enums, $ref; read back through iceberg-go with
+// the exact value; a value its format refuses is a dead letter.
+func TestJSONSchemaTypes(t *testing.T) {
+	env := startEnv(t, 1)
+	ctx := context.Background()
+	url := env.Nodes[0].URL()
+	reg := registryClient(t, env)
+	const schema = `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","required":["id","at"],
+ "$defs":{"inner":{"type":"object","properties":{"name":{"type":"string"}}}},
+ "properties":{
+  "id":{"type":"integer"},
+  "at":{"type":"string","format":"date-time"},
+  "day":{"type":["string","null"],"format":"date"},
+  "tod":{"type":"string","format":"time"},
+  "uid":{"type":"string","format":"uuid"},
+  "blob":{"type":"string","contentEncoding":"base64"},
+  "score":{"type":"number"},
+  "ok":{"type":"boolean"},
+  "color":{"enum":["RED","GREEN"]},
+  "tags":{"type":"array","items":{"type":"string"}},
+  "counts":{"type":"object","additionalProperties":{"type":"integer"}},
+  "inner":{"$ref":"#/$defs/inner"}}}`
+	id := register(t, reg, "jtypes-value", sr.TypeJSON, schema)
+	createTable(t, env, 1, map[string]any{"namespace": "test", "name": "jtypes", "topic": "jtypes", "value_format": "json-schema"})
+	var values [][]byte
+	for _, js := range []string{
+		`{"id":1,"at":"2024-02-29T23:59:58.123456+01:00","day":"2024-02-29","tod":"23:59:59.999999","uid":"0F8FAD5B-D9CB-469F-A165-70867728950E",
+		  "blob":"AQID","score":1e-7,"ok":true,"color":"GREEN","tags":["a","b"],"counts":{"a":1,"b":-9223372036854775808},"inner":{"name":"n"}}`,
+		`{"id":2,"at":"1970-01-01T00:00:00Z","day":null}`,
+		`{"id":3,"at":"2024-02-29T23:59:58.1234567Z"}`,           // finer than µs: a dead letter
+		`{"id":4,"at":"2024-02-29T23:59:58Z","tod":"12:00:00Z"}`, // a zone on a time: a dead letter
+	} {
+		values = append(values, framed(id, js))
+	}
+	produceValues(t, env, "jtypes", map[int32][][]byte{0: values})
+	clustertest.WaitCaughtUp(t, url, "test.jtypes")
+	require.Equal(t, map[pk]string{
+		{0, 2}: fmt.Sprintf(`value (schema id %d): field at: cannot convert string "2024-02-29T23:59:58.1234567Z" to timestamptz: finer than microseconds`, id),
+		{0, 3}: fmt.Sprintf(`value (schema id %d): field tod: cannot convert string "12:00:00Z" to time: want HH:MM:SS[.ffffff]`, id),
+	}, deadLetterReasons(t, clustertest.ScanAll(t, url, "test.jtypes~dlq")))
+
+	got := map[int64]map[string]any{}
+	cat, err := rest.NewCatalog(ctx, "mink", url)
+	require.NoError(t, err)
+	tbl, err := cat.LoadTable(ctx, table.Identifier{"test", "jtypes"})
+	require.NoError(t, err)
+	_, batches, err := tbl.Scan().ToArrowRecords(ctx) // not ToArrowTable: see TestAvroTypes
+	require.NoError(t, err)
+	for rec, err := range batches {
+		require.NoError(t, err)
+		batchRows(t, rec, func(row map[string]any) {
+			delete(row, "_kafka")
+			got[row["id"].(int64)] = row
+		})
+		rec.Release()
+	}
+	require.Len(t, got, 2)
+	require.Equal(t, map[string]any{
+		"id": int64(1), "at": timestampMicros{time.Date(2024, 2, 29, 22, 59, 58, 123456000, time.UTC).UnixMicro()},
+		"day": int64(19782), "tod": int64(24*time.Hour/time.Microsecond - 1), "uid": "0f8fad5b-d9cb-469f-a165-70867728950e",
+		"blob": []byte{1, 2, 3}, "score": 1e-7, "ok": true, "color": "GREEN", "tags": []any{"a", "b"},
+		"counts": map[string]any{"a": int64(1), "b": int64(-1 << 63)}, "inner": map[string]any{"name": "n"},
+	}, got[1])
+	require.Equal(t, map[string]any{
+		"id": int64(2), "at": timestampMicros{0}, "day": nil, "tod": nil, "uid": nil, "blob": nil, "score": nil, "ok": nil,
+		"color": nil, "tags": nil, "counts": nil, "inner": nil,
+	}, got[2])
+}
