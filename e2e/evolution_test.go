@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"strings"
 	"testing"
@@ -516,4 +517,73 @@ func TestProtobufEvolution(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, st.SchemaID)
 	require.Equal(t, 3, st.SchemaVersions)
+}
+
+// The other changes Iceberg allows, in one Avro step: float→double,
+// wider decimal precision, required→optional, and a dropped field, which
+// keeps its column and reads null for the new records.
+func TestAvroEvolutionRules(t *testing.T) {
+	env := startEnv(t, 1)
+	ctx := context.Background()
+	url := env.Nodes[0].URL()
+	reg := registryClient(t, env)
+	const v1 = `{"type":"record","name":"R","namespace":"e2e","fields":[
+ {"name":"id","type":"long"},
+ {"name":"f","type":"float"},
+ {"name":"d","type":{"type":"bytes","logicalType":"decimal","precision":5,"scale":2}},
+ {"name":"r","type":"string"},
+ {"name":"gone","type":"string"}]}`
+	const v2 = `{"type":"record","name":"R","namespace":"e2e","fields":[
+ {"name":"id","type":"long"},
+ {"name":"f","type":"double"},
+ {"name":"d","type":{"type":"bytes","logicalType":"decimal","precision":10,"scale":2}},
+ {"name":"r","type":["null","string"],"default":null}]}`
+	id1 := register(t, reg, "rules-value", sr.TypeAvro, v1)
+	createTable(t, env, 1, map[string]any{"namespace": "test", "name": "rules", "topic": "rules", "value_format": "avro"})
+	id2 := register(t, reg, "rules-value", sr.TypeAvro, v2)
+	s1, err := avro.Parse(v1)
+	require.NoError(t, err)
+	s2, err := avro.Parse(v2)
+	require.NoError(t, err)
+	enc := func(s avro.Schema, id int, v map[string]any) []byte {
+		b, err := avro.Marshal(s, v)
+		require.NoError(t, err)
+		return append(wire.AppendHeader(nil, id, nil), b...)
+	}
+	produceValues(t, env, "rules", map[int32][][]byte{0: {
+		enc(s1, id1, map[string]any{"id": int64(1), "f": float32(1.1), "d": big.NewRat(-99999, 100), "r": "a", "gone": "g"}),
+		enc(s2, id2, map[string]any{"id": int64(2), "f": 1.1, "d": big.NewRat(-9999999999, 100), "r": nil}),
+		enc(s2, id2, map[string]any{"id": int64(3), "f": 0.1, "d": big.NewRat(1, 100), "r": map[string]any{"string": "c"}}),
+	}})
+	clustertest.WaitCaughtUp(t, url, "test.rules")
+	require.Zero(t, clustertest.ScanAll(t, url, "test.rules~dlq").NumRows())
+	got := map[int64]map[string]any{}
+	eachRow(t, clustertest.ScanAll(t, url, "test.rules"), func(row map[string]any) {
+		delete(row, "_kafka")
+		got[row["id"].(int64)] = row
+	})
+	require.Equal(t, map[int64]map[string]any{
+		1: {"id": int64(1), "f": float64(float32(1.1)), "d": "-999.99", "r": "a", "gone": "g"},
+		2: {"id": int64(2), "f": 1.1, "d": "-99999999.99", "r": nil, "gone": nil},
+		3: {"id": int64(3), "f": 0.1, "d": "0.01", "r": "c", "gone": nil},
+	}, got)
+
+	cat, err := rest.NewCatalog(ctx, "mink", url)
+	require.NoError(t, err)
+	tbl, err := cat.LoadTable(ctx, table.Identifier{"test", "rules"})
+	require.NoError(t, err)
+	cur := tbl.Metadata().CurrentSchema()
+	require.Equal(t, 1, cur.ID)
+	for name, want := range map[string]struct {
+		typ      iceberg.Type
+		required bool
+	}{
+		"f": {iceberg.PrimitiveTypes.Float64, true}, "d": {iceberg.DecimalTypeOf(10, 2), true},
+		"r": {iceberg.PrimitiveTypes.String, false}, "gone": {iceberg.PrimitiveTypes.String, false},
+	} {
+		f, ok := cur.FindFieldByName(name)
+		require.True(t, ok, name)
+		require.True(t, want.typ.Equals(f.Type), "%s: %s", name, f.Type)
+		require.Equal(t, want.required, f.Required, name)
+	}
 }
