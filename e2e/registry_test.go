@@ -64,8 +64,16 @@ func TestRegistryBadInput(t *testing.T) {
 	env := startEnv(t, 1)
 	url := env.Nodes[0].URL()
 	reg := registryClient(t, env)
-	id := register(t, reg, "bad-value", sr.TypeJSON, ordersV1)
-	createTable(t, env, 1, map[string]any{"namespace": "test", "name": "bad", "topic": "bad", "value_format": "json-schema"})
+	require.NoError(t, env.Kafka.CreateTopic("bad", 1, nil))
+	// No subject bad-value yet: the table cannot be created.
+	err := devenv.CreateTable(context.Background(), url, map[string]any{"namespace": "test", "name": "bad", "topic": "bad", "value_format": "json-schema"})
+	require.ErrorContains(t, err, `400 Bad Request: {
+  "error": "invalid table definition: subject \"bad-value\" has no schema in the registry"
+}`)
+	// A subject named explicitly.
+	id := register(t, reg, "orders-json", sr.TypeJSON, ordersV1)
+	require.NoError(t, devenv.CreateTable(context.Background(), url, map[string]any{"namespace": "test", "name": "bad", "topic": "bad",
+		"value_format": "json-schema", "subject": "orders-json"}))
 
 	values := [][]byte{
 		framed(id, `{"id":1}`),
@@ -76,6 +84,7 @@ func TestRegistryBadInput(t *testing.T) {
 		framed(id, `{"id":"six"}`),    // corrupt: a string for an integer
 		framed(id, "\x00\x01\x02"),    // corrupt: not JSON at all
 		framed(id, `{"id":8,"note":"eight"}`),
+		nil, // a tombstone
 	}
 	produceValues(t, env, "bad", map[int32][][]byte{0: values})
 	clustertest.WaitCaughtUp(t, url, "test.bad")
@@ -93,6 +102,7 @@ func TestRegistryBadInput(t *testing.T) {
 		{0, 4}: fmt.Sprintf("value (schema id %d): invalid JSON at byte 15: unexpected end of input", id),
 		{0, 5}: fmt.Sprintf(`value (schema id %d): field id: cannot convert string "six" to long`, id),
 		{0, 6}: fmt.Sprintf("value (schema id %d): invalid JSON at byte 0: not a JSON value", id),
+		{0, 8}: "value is null (tombstone); json-schema values must carry a schema id",
 	}, got)
 }
 
