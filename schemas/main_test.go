@@ -6,4 +6,4 @@ import (
 	"github.com/minkhq/mink/internal/testkit"
 )
 
-func TestMain(m *testing.M) { testkit.Main(m) }
+func TestMain(m *testing.M) { testkit.MainPostgres(m) }
