@@ -233,6 +233,23 @@ func Repair(ctx context.Context, pool *pgxpool.Pool, kc *kafka.Client, store *sc
 	if len(todo) == 0 {
 		return res, nil
 	}
+	// The log start only moves forward: a range that starts at or past it
+	// now was whole in Kafka while it was read.
+	if offs, err = kc.ListOffsets(ctx, t.Topic); err != nil {
+		return nil, err
+	}
+	whole := todo[:0]
+	for _, rr := range todo {
+		if rr.start < offs[rr.partition].LogStart {
+			res.UnrepairableRanges++
+			res.Unrepairable += rr.dlqRecords
+			continue
+		}
+		whole = append(whole, rr)
+	}
+	if todo = whole; len(todo) == 0 {
+		return res, nil
+	}
 	committed, err := commitRepair(ctx, pool, t, dlq, todo, res)
 	if err != nil {
 		return nil, err
