@@ -195,3 +195,72 @@ func TestRepair(t *testing.T) {
 	_, err = writer.Repair(ctx, pool, kc, store, dlq, writer.RepairOptions{}, nil)
 	require.EqualError(t, err, "invalid table definition: t.r~dlq is a dead-letter table: repair the table it holds the dead letters of")
 }
+
+// Concurrent repairs of one table serialize on the row locks: each range
+// is repaired once, by one of them; the others find it changed (pending)
+// or gone. The writer keeps running meanwhile.
+func TestRepairConcurrent(t *testing.T) {
+	ctx := context.Background()
+	f := testkit.NewFixture(t, 2, tables.Definition{Namespace: "t", Name: "c", Topic: "c", ValueFormat: "json",
+		Schema:     json.RawMessage(`{"type":"struct","fields":[{"id":1,"name":"id","type":"long","required":false}]}`),
+		Properties: map[string]string{"mink.json.unknown-fields": "dead-letter"}})
+	pool, kc, tbl := f.Pool, f.Client, f.Table
+	dlq, err := tables.DLQ(ctx, pool, tbl.ID)
+	require.NoError(t, err)
+	ix := indexer.New(pool, kc, indexer.Config{FlushInterval: 50 * time.Millisecond})
+	for p := int32(0); p < 2; p++ {
+		l := f.Take(t, tables.PartitionScope(tbl.ID, p), "node-a")
+		testkit.Start(t, func(ctx context.Context) error { return ix.Run(ctx, l) })
+	}
+	w := writer.New(pool, kc, writer.Config{CommitInterval: 50 * time.Millisecond})
+	wl := f.Take(t, tables.WriterScope(tbl.ID), "node-a")
+	testkit.Start(t, func(ctx context.Context) error { return w.Run(ctx, wl) })
+	for round := 0; round < 3; round++ {
+		for p := int32(0); p < 2; p++ {
+			f.ProduceTo(t, p, `{"id":1}`, `{"id":2,"note":"x"}`, `{"id":3,"note":"y"}`)
+		}
+		testkit.WaitFor(t, "commit", func() bool {
+			offs, err := commit.CommittedOffsets(ctx, pool, tbl, dlq)
+			require.NoError(t, err)
+			return offs[0] == int64(3*(round+1)) && offs[1] == int64(3*(round+1))
+		})
+	}
+	live := func(id int64) (n int64) {
+		require.NoError(t, pool.QueryRow(ctx, `SELECT coalesce(sum(record_count), 0) FROM data_files
+			WHERE table_id = $1 AND committed_snapshot_id IS NOT NULL AND removed_snapshot_id IS NULL`, id).Scan(&n))
+		return n
+	}
+	require.EqualValues(t, 6, live(tbl.ID))
+	require.EqualValues(t, 12, live(dlq.ID))
+	var ranges int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM data_files WHERE table_id = $1 AND removed_snapshot_id IS NULL`, dlq.ID).Scan(&ranges))
+	store := schemas.NewStore(pool, nil)
+	_, _, err = store.Alter(ctx, tbl, iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "note", Type: iceberg.PrimitiveTypes.String}))
+	require.NoError(t, err)
+
+	results := make(chan *writer.RepairResult, 4)
+	for i := 0; i < 4; i++ {
+		go func() {
+			res, err := writer.Repair(ctx, pool, kc, schemas.NewStore(pool, nil), tbl, writer.RepairOptions{}, nil)
+			if err != nil {
+				t.Error(err)
+			}
+			results <- res
+		}()
+	}
+	var repaired int
+	var records int64
+	for i := 0; i < 4; i++ {
+		if res := <-results; res != nil {
+			repaired += res.Repaired
+			records += res.Records
+		}
+	}
+	require.Equal(t, ranges, repaired, "each range once")
+	require.EqualValues(t, 12, records)
+	require.EqualValues(t, 18, live(tbl.ID))
+	require.EqualValues(t, 0, live(dlq.ID))
+	res, err := writer.Repair(ctx, pool, kc, store, tbl, writer.RepairOptions{}, nil)
+	require.NoError(t, err)
+	require.Equal(t, writer.RepairResult{SchemaID: 1}, *res)
+}
