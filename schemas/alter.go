@@ -2,7 +2,6 @@ package schemas
 
 import (
 	"context"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,9 +13,6 @@ import (
 	"github.com/minkhq/mink/pgstore"
 	"github.com/minkhq/mink/tables"
 )
-
-//go:embed sql/table_schema_id.sql
-var tableSchemaIDSQL string
 
 // Alter evolves the value columns of json table t to take declared, the
 // schema a user gives (`mink table alter NS.NAME --schema FILE`, the
@@ -109,17 +105,4 @@ func (s *Store) Alter(ctx context.Context, t *tables.Table, declared *iceberg.Sc
 		return nil, false, pgstore.Unavailable(err)
 	}
 	return out, changed, nil
-}
-
-// newest returns table id's newest schema version.
-func (s *Store) newest(ctx context.Context, id int64) (int, error) {
-	var v int
-	err := s.pool.QueryRow(ctx, tableSchemaIDSQL, id).Scan(&v)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, tables.ErrNotFound
-	}
-	if err != nil {
-		return 0, pgstore.Unavailable(err)
-	}
-	return v, nil
 }

@@ -96,10 +96,9 @@ func (s *Store) Source() Source { return s.source }
 // the range needs (a writer schema the table has not seen evolves the
 // table schema first, under its row lock), else the table's newest. With
 // version ≥ 0 (a rebuild of a file, whose key names its version) that
-// version is used. For registry formats the same records always give the
-// same choice, so a tail file and the indexed file of one range have one
-// key and one content; a json table's newest version changes only by
-// `mink table alter` (Alter) or inference.
+// version is used. The same records always give the same choice, so a
+// tail file and the indexed file of one range have one key and one
+// content.
 //
 // Errors wrap outage.ErrUnavailable when Postgres or the registry cannot
 // be reached (the caller waits and retries: never a dead letter for an
@@ -110,14 +109,6 @@ func (s *Store) Spec(ctx context.Context, t *tables.Table, records []*kgo.Record
 		return nil, err
 	}
 	if !t.ValueFormat.Registry() && !t.KeyFormat.Registry() {
-		if version < 0 && t.ValueFormat == codec.JSON {
-			// The newest version, not t's: an indexer holds its copy of t
-			// for the life of its lease, and `mink table alter` may have
-			// added a version since (docs/design.md §4.7).
-			if version, err = s.newest(ctx, t.ID); err != nil {
-				return nil, err
-			}
-		}
 		if version >= 0 && version != t.Schema.ID {
 			if spec.Schema, err = s.Version(ctx, t.ID, version); err != nil {
 				return nil, err
