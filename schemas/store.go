@@ -34,6 +34,8 @@ var (
 	registrySchemaInsertSQL string
 	//go:embed sql/table_lock.sql
 	tableLockSQL string
+	//go:embed sql/newest_version.sql
+	newestVersionSQL string
 )
 
 // Source is where registry schemas Mink has not stored yet come from: a
@@ -94,7 +96,8 @@ func (s *Store) Source() Source { return s.source }
 // schemas and the schema version of the data file. With version < 0 the
 // version is chosen: for registry formats the newest version any record of
 // the range needs (a writer schema the table has not seen evolves the
-// table schema first, under its row lock), else the table's newest. With
+// table schema first, under its row lock), else the table's newest (read
+// from Postgres: t may be older than an alter). With
 // version ≥ 0 (a rebuild of a file, whose key names its version) that
 // version is used. The same records always give the same choice, so a
 // tail file and the indexed file of one range have one key and one
@@ -109,7 +112,17 @@ func (s *Store) Spec(ctx context.Context, t *tables.Table, records []*kgo.Record
 		return nil, err
 	}
 	if !t.ValueFormat.Registry() && !t.KeyFormat.Registry() {
-		if version >= 0 && version != t.Schema.ID {
+		if version < 0 {
+			// The newest: t may be older than an alter or an inferred
+			// version another node added.
+			if err := s.pool.QueryRow(ctx, newestVersionSQL, t.ID).Scan(&version); err != nil {
+				if errors.Is(err, pgx.ErrNoRows) {
+					return nil, tables.ErrNotFound
+				}
+				return nil, pgstore.Unavailable(err)
+			}
+		}
+		if version != t.Schema.ID {
 			if spec.Schema, err = s.Version(ctx, t.ID, version); err != nil {
 				return nil, err
 			}
