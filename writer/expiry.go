@@ -219,8 +219,9 @@ func (w *Writer) applyRewrite(ctx context.Context, l cluster.Lease, t, src *tabl
 	var res *icebergmeta.CommitResult
 	var c commit.Change
 	// Table loads may have committed since the files were read: build on
-	// the head under the lock (only the writer removes data files, so the
-	// files to remove are still there).
+	// the head under the lock. A repair (Repair) may have removed one of
+	// the files since: commit.Rewrite then fails, and the next expiry
+	// plans again from the files as they are.
 	err := commit.InLock(ctx, w.pool, t, src, func(tx pgx.Tx, h *commit.Head) error {
 		for i := range rp.add {
 			a := &rp.add[i]
