@@ -63,8 +63,14 @@ func TestAlter(t *testing.T) {
 	require.NoError(t, f.Pool.QueryRow(ctx, `SELECT reason FROM table_schemas WHERE table_id = $1 AND schema_id = 1`, tbl.ID).Scan(&reason))
 	require.Equal(t, "alter", reason)
 
-	// Builds use the newest version, even through a stale copy of the table.
-	spec, err := st.Spec(ctx, tbl, nil, -1)
+	// Builds use the table's newest version (Newest tells a holder of a
+	// stale copy that it must read the table again).
+	newest, err := st.Newest(ctx, tbl.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, newest)
+	fresh, err := tables.Get(ctx, f.Pool, tbl.ID)
+	require.NoError(t, err)
+	spec, err := st.Spec(ctx, fresh, nil, -1)
 	require.NoError(t, err)
 	require.Equal(t, 1, spec.Schema.ID)
 	spec, err = st.Spec(ctx, tbl, nil, 0)

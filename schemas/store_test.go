@@ -241,6 +241,8 @@ func TestStoreInferNewFields(t *testing.T) {
 	ms, _ := v.FindFieldByName("page.ms")
 	require.Equal(t, iceberg.PrimitiveTypes.Float64, ms.Type)
 	// A record of known fields only: the newest version, no new one.
+	tbl, err = tables.Get(ctx, pool, tbl.ID)
+	require.NoError(t, err)
 	_, version, err = store.Build(ctx, tbl, recs[:1], -1)
 	require.NoError(t, err)
 	require.Equal(t, 1, version)

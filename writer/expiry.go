@@ -15,6 +15,7 @@ import (
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/icebergmeta"
 	"github.com/minkhq/mink/kafka"
+	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 )
 
@@ -200,7 +201,7 @@ func (w *Writer) rebuild(ctx context.Context, t, src *tables.Table, files []expi
 		if !ok {
 			continue
 		}
-		built, err := commit.Build(ctx, w.kafka, w.cfg.Schemas, t, src, f.partition, start, f.end, -1)
+		built, err := commit.Build(ctx, w.kafka, w.cfg.Schemas, t, src, f.partition, start, f.end, schemas.Choose)
 		if err != nil {
 			return nil, fmt.Errorf("writer: rebuild %s: %w", f.key, err)
 		}
