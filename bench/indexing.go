@@ -182,11 +182,11 @@ func runIndexing(ctx context.Context, h *H) error {
 	defer reg.Close()
 	avroID, _, err := reg.RegisterSchema(idxTopicAvro+"-value", sr.Schema{Schema: FlightsAvro, Type: sr.TypeAvro})
 	if err != nil {
-		return fmt.Errorf("register %s: %w", FlightsAvro, err)
+		return fmt.Errorf("register subject %s-value: %w", idxTopicAvro, err)
 	}
 	protoID, _, err := reg.RegisterSchema(idxTopicProtobuf+"-value", sr.Schema{Schema: FlightsProto, Type: sr.TypeProtobuf})
 	if err != nil {
-		return fmt.Errorf("register %s: %w", FlightsProto, err)
+		return fmt.Errorf("register subject %s-value: %w", idxTopicProtobuf, err)
 	}
 	avroValues, protoValues, err := flightsRegistry(path, limit, avroID, protoID)
 	if err != nil {
