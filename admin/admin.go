@@ -56,6 +56,8 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Handler {
 	h.mux.HandleFunc("DELETE /admin/v1/tables/{name}", h.deleteTable)
 	h.mux.HandleFunc("GET /admin/v1/tables/{name}/partitions", h.partitions)
 	h.mux.HandleFunc("GET /admin/v1/tables/{name}/status", h.tableStatus)
+	h.mux.HandleFunc("POST /admin/v1/tables/{name}/schema", h.alterTable)
+	h.mux.HandleFunc("POST /admin/v1/tables/{name}/repair", h.repairTable)
 	h.mux.HandleFunc("GET /admin/v1/nodes", serveRead(h, readNodes))
 	h.mux.HandleFunc("GET /admin/v1/leases", serveRead(h, readLeases))
 	h.mux.HandleFunc("/admin/v1/nodes/{id}/{rest...}", h.forward)

@@ -3,6 +3,8 @@ package admin
 import (
 	"time"
 
+	"github.com/apache/iceberg-go"
+
 	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 )
@@ -87,6 +89,18 @@ type TableStatus struct {
 	// written with, in the order the table met them: the schema version
 	// that holds each one's records, or why they are dead letters.
 	WriterSchemas []schemas.WriterSchemaInfo `json:"writer_schemas,omitempty"`
+}
+
+// AlterResult is the answer of POST /admin/v1/tables/{ns}.{name}/schema.
+type AlterResult struct {
+	Table string `json:"table"`
+	// Changed says whether the alter stored a new schema version; false
+	// when the newest version already took the schema as it is.
+	Changed bool `json:"changed"`
+	// SchemaID is the table's newest schema version and Schema that
+	// version (with _kafka and the field ids Mink assigned).
+	SchemaID int             `json:"schema_id"`
+	Schema   *iceberg.Schema `json:"schema"`
 }
 
 // WriterStatus is the holder of a writer lease.

@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/minkhq/mink/tables"
+	"github.com/minkhq/mink/writer"
 )
 
 // Client calls the admin API of a node; `mink` (the command line) and
@@ -139,4 +142,38 @@ func (c *Client) Leases(ctx context.Context) ([]LeaseStatus, error) {
 	var l LeaseList
 	err := c.Do(ctx, http.MethodGet, "/admin/v1/leases", nil, &l)
 	return l.Leases, err
+}
+
+// AlterTable evolves the columns of the json table named
+// "<namespace>.<name>" to take schema (an Iceberg schema JSON, as for a
+// create). A change Iceberg does not allow is a *StatusError of code 400
+// whose Message is the evolution error.
+func (c *Client) AlterTable(ctx context.Context, name string, schema json.RawMessage) (*AlterResult, error) {
+	var res AlterResult
+	if err := c.Do(ctx, http.MethodPost, "/admin/v1/tables/"+name+"/schema", schema, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// RepairTable runs one batch of the repair of the table named
+// "<namespace>.<name>" (writer.Repair): at most opts.Limit ranges, after
+// opts.After.
+func (c *Client) RepairTable(ctx context.Context, name string, opts writer.RepairOptions) (*writer.RepairResult, error) {
+	q := url.Values{}
+	if opts.Limit > 0 {
+		q.Set("limit", strconv.Itoa(opts.Limit))
+	}
+	if opts.After != nil {
+		q.Set("after", FormatPosition(*opts.After))
+	}
+	path := "/admin/v1/tables/" + name + "/repair"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var res writer.RepairResult
+	if err := c.Do(ctx, http.MethodPost, path, nil, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
 }

@@ -24,7 +24,13 @@ var idxBuckets = []struct {
 	{"Kafka broker (kfake)", regexp.MustCompile(`^github\.com/twmb/franz-go/pkg/kfake\.`)},
 	{"Postgres client (pgx)", regexp.MustCompile(`^github\.com/jackc/`)},
 	{"SHA-256", regexp.MustCompile(`^crypto/`)},
-	{"JSON decode", regexp.MustCompile(`^github\.com/minkhq/mink/codec\.|^encoding/json\.|^github\.com/goccy/go-json|^github\.com/apache/arrow-go/v18/arrow/array\.\(\*\w+\)\.Unmarshal`)},
+	// Before the codec: Avro and Protobuf decoding runs under the
+	// codec's registry decoder, and Spec looks up writer schemas with the
+	// codec's helpers.
+	{"writer schema lookup (schemas.Store.Spec)", regexp.MustCompile(`^github\.com/minkhq/mink/schemas\.\(\*Store\)\.Spec`)},
+	{"Avro decode", regexp.MustCompile(`^github\.com/minkhq/mink/codec/avro\.|^github\.com/hamba/avro`)},
+	{"Protobuf decode", regexp.MustCompile(`^github\.com/minkhq/mink/codec/protobuf\.|^google\.golang\.org/protobuf/`)},
+	{"codec (JSON decode; _kafka, wire header)", regexp.MustCompile(`^github\.com/minkhq/mink/codec\.|^encoding/json\.|^github\.com/goccy/go-json|^github\.com/apache/arrow-go/v18/arrow/array\.\(\*\w+\)\.Unmarshal`)},
 	{"Mink statistics", regexp.MustCompile(`^github\.com/minkhq/mink/datafile\.(fileStats|structBounds)`)},
 	{"Parquet encode", regexp.MustCompile(`^github\.com/apache/arrow-go/v18/parquet`)},
 	{"iceberg-go (stats, manifests, commit)", regexp.MustCompile(`^github\.com/apache/iceberg-go`)},

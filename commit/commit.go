@@ -316,8 +316,9 @@ func Mark(ctx context.Context, tx pgx.Tx, query string, keys []string, args ...a
 // Build returns the data file of table t for [start, end) of partition p,
 // encoded from the records of src's topic (t's own data file, or its
 // dead-letter file when t is a dead-letter table), as a tail file. version
-// is src's schema version to encode with, or -1 to choose it from the
-// records (schemas.Store.Spec); the file's key names it. It returns nil
+// is src's schema version to encode with, or schemas.Choose (or
+// ChooseDecided) to choose it from the records (schemas.Store.Spec); the
+// file's key names it. It returns nil
 // when the range holds no row of t. Errors wrap outage.ErrUnavailable
 // when Kafka, Postgres or the schema registry cannot be reached.
 func Build(ctx context.Context, kc *kafka.Client, sch *schemas.Store, t, src *tables.Table, p int32, start, end int64, version int) (*TailFile, error) {

@@ -125,7 +125,8 @@ type AppendInput struct {
 }
 
 // SummaryCommittedBy is the snapshot summary property that says which
-// committer made a snapshot: CommittedByWriter or CommittedByLoad.
+// committer made a snapshot: CommittedByWriter, CommittedByLoad or
+// CommittedByRepair.
 const SummaryCommittedBy = "mink.committed-by"
 
 // Values of SummaryCommittedBy.
@@ -135,6 +136,9 @@ const (
 	CommittedByWriter = "writer"
 	// CommittedByLoad: a zero-lag table load (tail data files).
 	CommittedByLoad = "table-load"
+	// CommittedByRepair: `mink table repair` (ranges whose dead letters a
+	// newer schema version decodes, docs/design.md §4.7).
+	CommittedByRepair = "repair"
 )
 
 // OutputFile is a file the caller must store at Location.

@@ -373,7 +373,22 @@ func (ix *Indexer) cut(ctx context.Context, p *partition, buf []*kgo.Record) (*i
 			data = append(data, r)
 		}
 	}
-	res, schema, err := ix.cfg.Schemas.Build(ctx, p.table, data, -1)
+	if !p.table.ValueFormat.Registry() && !p.table.KeyFormat.Registry() {
+		// A json table's ranges take its newest version: follow an alter
+		// or a version another node inferred.
+		newest, err := ix.cfg.Schemas.Newest(ctx, p.table.ID)
+		if err != nil {
+			return nil, err
+		}
+		if newest != p.table.Schema.ID {
+			t, err := tables.Get(ctx, ix.pool, p.table.ID)
+			if err != nil {
+				return nil, pgstore.Unavailable(err)
+			}
+			p.table = t
+		}
+	}
+	res, schema, err := ix.cfg.Schemas.Build(ctx, p.table, data, schemas.Choose)
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,7 @@ import (
 // Build encodes the records of one range of table t (in offset order, no
 // control records) with the spec Spec gives for version, and returns the
 // files and the schema version used. For a json table whose schema is
-// inferred (tables.PropInfer) and version < 0, a build that met fields no
+// inferred (tables.PropInfer) and version Choose, a build that met fields no
 // column holds infers their types from the range's records, adds them to
 // the table schema as a new version (docs/design.md §4.7), and builds the
 // range again with it. Errors are Spec's and datafile.Build's.
@@ -29,7 +29,7 @@ func (s *Store) Build(ctx context.Context, t *tables.Table, records []*kgo.Recor
 		return nil, 0, err
 	}
 	res, err := datafile.Build(spec, records)
-	if err != nil || version >= 0 || !t.Infers() || res.Unknown == 0 {
+	if err != nil || version != Choose || !t.Infers() || res.Unknown == 0 {
 		return res, spec.Schema.ID, err
 	}
 	next, err := s.inferNew(ctx, t, records)

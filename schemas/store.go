@@ -34,6 +34,8 @@ var (
 	registrySchemaInsertSQL string
 	//go:embed sql/table_lock.sql
 	tableLockSQL string
+	//go:embed sql/newest_version.sql
+	newestVersionSQL string
 )
 
 // Source is where registry schemas Mink has not stored yet come from: a
@@ -89,12 +91,51 @@ func NewStore(pool *pgxpool.Pool, source Source) *Store {
 // Source returns the registry the store fetches from (nil when none).
 func (s *Store) Source() Source { return s.source }
 
+// Versions Spec and Build choose themselves.
+const (
+	// Choose picks the version from the records (see Spec), deciding the
+	// writer schemas the table has not met yet.
+	Choose = -1
+	// ChooseDecided is Choose without deciding anything nor reading
+	// Postgres for it: a writer schema this store has not cached makes an
+	// UnavailableAt. For builds inside a transaction that holds the
+	// table's row lock (a zero-lag load's last attempt), which must not
+	// wait for a second connection, nor for the row lock a decision takes.
+	ChooseDecided = -2
+)
+
+// Newest returns table's newest schema version (an indexer's table may be
+// older than an alter or an inferred version another node added).
+func (s *Store) Newest(ctx context.Context, table int64) (int, error) {
+	var v int
+	if err := s.pool.QueryRow(ctx, newestVersionSQL, table).Scan(&v); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return 0, tables.ErrNotFound
+		}
+		return 0, pgstore.Unavailable(err)
+	}
+	return v, nil
+}
+
+// cached returns the mapping of writer schema k this store holds, or an
+// outage error when it holds none (ChooseDecided).
+func (s *Store) cached(k writerKey) (writerMapping, error) {
+	s.mu.Lock()
+	m, ok := s.writers[k]
+	s.mu.Unlock()
+	if !ok {
+		return m, fmt.Errorf("%w: %s schema id %d is not decided yet on this node", outage.ErrUnavailable, role(k.key), k.id)
+	}
+	return m, nil
+}
+
 // Spec returns how the records of one range of table t become rows (t is
 // a table, not a dead-letter table): its formats, decoder options, writer
-// schemas and the schema version of the data file. With version < 0 the
-// version is chosen: for registry formats the newest version any record of
-// the range needs (a writer schema the table has not seen evolves the
-// table schema first, under its row lock), else the table's newest. With
+// schemas and the schema version of the data file. With version Choose
+// (or ChooseDecided) the version is chosen: for registry formats the
+// newest version any record of the range needs (a writer schema the table
+// has not seen evolves the table schema first, under its row lock), else
+// t's newest (t.Schema: the caller keeps t current, see Newest). With
 // version ≥ 0 (a rebuild of a file, whose key names its version) that
 // version is used. The same records always give the same choice, so a
 // tail file and the indexed file of one range have one key and one
@@ -109,7 +150,10 @@ func (s *Store) Spec(ctx context.Context, t *tables.Table, records []*kgo.Record
 		return nil, err
 	}
 	if !t.ValueFormat.Registry() && !t.KeyFormat.Registry() {
-		if version >= 0 && version != t.Schema.ID {
+		if version < 0 {
+			version = t.Schema.ID
+		}
+		if version != t.Schema.ID {
 			if spec.Schema, err = s.Version(ctx, t.ID, version); err != nil {
 				return nil, err
 			}
@@ -144,7 +188,12 @@ func (s *Store) Spec(ctx context.Context, t *tables.Table, records []*kgo.Record
 			if _, ok := ws[k]; ok {
 				continue
 			}
-			m, err := s.writer(ctx, t, k, kv.format, indexes)
+			var m writerMapping
+			if version == ChooseDecided {
+				m, err = s.cached(k)
+			} else {
+				m, err = s.writer(ctx, t, k, kv.format, indexes)
+			}
 			if errors.Is(err, outage.ErrUnavailable) {
 				return nil, &UnavailableAt{Partition: r.Partition, Offset: r.Offset, Err: err}
 			}

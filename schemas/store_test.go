@@ -213,3 +213,40 @@ func TestStoreConcurrentDecision(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, all, 2)
 }
+
+// A json table with an inferred schema takes new fields as a new version
+// and builds the range again with it: no field is left uncounted or lost.
+func TestStoreInferNewFields(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := pgtest.Pool(t)
+	declared := `{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":false}]}`
+	tbl, err := tables.Create(ctx, pool, testkit.Warehouse, tables.Definition{Namespace: "app", Name: "clicks", Topic: "clicks",
+		ValueFormat: "json", Infer: true, Schema: json.RawMessage(declared)}, []tables.PartitionStart{{Partition: 0}})
+	require.NoError(t, err)
+	require.True(t, tbl.Infers())
+	store := schemas.NewStore(pool, nil)
+	recs := []*kgo.Record{
+		{Partition: 0, Offset: 0, Value: []byte(`{"id":1}`)},
+		{Partition: 0, Offset: 1, Value: []byte(`{"id":2,"page":{"path":"/a","ms":12.5},"tags":["x"]}`)},
+	}
+	res, version, err := store.Build(ctx, tbl, recs, -1)
+	require.NoError(t, err)
+	require.Equal(t, 1, version)
+	require.Zero(t, res.Unknown)
+	require.Nil(t, res.DLQ)
+	require.EqualValues(t, 2, res.Data.Stats.RecordCount)
+	v, err := store.Version(ctx, tbl.ID, 1)
+	require.NoError(t, err)
+	require.Equal(t, []int{11, 12, 13, 14, 15, 16}, fieldIDs(v, "id", "page", "page.path", "page.ms", "tags", "tags.element"))
+	ms, _ := v.FindFieldByName("page.ms")
+	require.Equal(t, iceberg.PrimitiveTypes.Float64, ms.Type)
+	// A record of known fields only: the newest version, no new one.
+	tbl, err = tables.Get(ctx, pool, tbl.ID)
+	require.NoError(t, err)
+	_, version, err = store.Build(ctx, tbl, recs[:1], -1)
+	require.NoError(t, err)
+	require.Equal(t, 1, version)
+	all, err := tables.SchemaVersions(ctx, pool, tbl.ID, -1)
+	require.NoError(t, err)
+	require.Len(t, all, 2)
+}

@@ -198,7 +198,7 @@ func (l *Loader) extend(ctx context.Context, base *commit.Head, offs map[int32]k
 			if _, err := base.Parsed(); err != nil {
 				return nil, err
 			}
-			err := l.build(ctx, t, src, tailOf(base.Ends, offs), built, have)
+			err := l.build(ctx, t, src, tailOf(base.Ends, offs), built, have, schemas.Choose)
 			var ua *schemas.UnavailableAt
 			if errors.As(err, &ua) {
 				// The registry cannot give a writer schema of this tail:
@@ -261,10 +261,20 @@ func (l *Loader) store(ctx context.Context, base *commit.Head, offs map[int32]ka
 		if err != nil {
 			return err
 		}
-		if underLock {
-			if err := l.build(ctx, t, src, want, built, have); err != nil {
-				return err
+		for underLock {
+			// Under the row lock, a build must not decide a writer schema
+			// (that takes this row lock and a second connection): one
+			// not decided yet stops the partition there, as an outage does.
+			err := l.build(ctx, t, src, want, built, have, schemas.ChooseDecided)
+			var ua *schemas.UnavailableAt
+			if !errors.As(err, &ua) {
+				if err != nil {
+					return err
+				}
+				break
 			}
+			offs = clampTail(offs, ua.Partition, ua.Offset)
+			want = tailOf(h.Ends, offs)
 		}
 		var ends map[int32]int64
 		if add, ends, err = gather(t, want, built, have); err != nil {
@@ -353,9 +363,10 @@ func (l *Loader) committed(h *commit.Head, add []*commit.TailFile) {
 
 // build builds the tail file of each range of tail that has not been built
 // yet (have), partitions in parallel, into built (nil for a range without a
-// row of t).
+// row of t), choosing each file's schema version with version
+// (schemas.Choose, or schemas.ChooseDecided under the row lock).
 func (l *Loader) build(ctx context.Context, t, src *tables.Table, tail []tailRange,
-	built map[tailRange]*commit.TailFile, have map[tailRange]bool) error {
+	built map[tailRange]*commit.TailFile, have map[tailRange]bool, version int) error {
 	var todo []tailRange
 	for _, r := range tail {
 		if !have[r] {
@@ -367,7 +378,7 @@ func (l *Loader) build(ctx context.Context, t, src *tables.Table, tail []tailRan
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, r := range todo {
 		g.Go(func() error {
-			f, err := commit.Build(gctx, l.kafka, l.cfg.Schemas, t, src, r.partition, r.start, r.end, -1)
+			f, err := commit.Build(gctx, l.kafka, l.cfg.Schemas, t, src, r.partition, r.start, r.end, version)
 			out[i] = f
 			return err
 		})

@@ -15,6 +15,7 @@ import (
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/icebergmeta"
 	"github.com/minkhq/mink/kafka"
+	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 )
 
@@ -200,7 +201,7 @@ func (w *Writer) rebuild(ctx context.Context, t, src *tables.Table, files []expi
 		if !ok {
 			continue
 		}
-		built, err := commit.Build(ctx, w.kafka, w.cfg.Schemas, t, src, f.partition, start, f.end, -1)
+		built, err := commit.Build(ctx, w.kafka, w.cfg.Schemas, t, src, f.partition, start, f.end, schemas.Choose)
 		if err != nil {
 			return nil, fmt.Errorf("writer: rebuild %s: %w", f.key, err)
 		}
@@ -219,8 +220,9 @@ func (w *Writer) applyRewrite(ctx context.Context, l cluster.Lease, t, src *tabl
 	var res *icebergmeta.CommitResult
 	var c commit.Change
 	// Table loads may have committed since the files were read: build on
-	// the head under the lock (only the writer removes data files, so the
-	// files to remove are still there).
+	// the head under the lock. A repair (Repair) may have removed one of
+	// the files since: commit.Rewrite then fails, and the next expiry
+	// plans again from the files as they are.
 	err := commit.InLock(ctx, w.pool, t, src, func(tx pgx.Tx, h *commit.Head) error {
 		for i := range rp.add {
 			a := &rp.add[i]

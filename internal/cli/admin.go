@@ -31,12 +31,36 @@ func reachable(err error) error {
 	return err
 }
 
-// tableCmd runs `mink table create|list|get|status|delete`.
+// tableUsage is `mink help table`.
+const tableUsage = `Usage of mink table:
+  mink table create NS.NAME --topic T --value-format raw|string|json|avro|protobuf|json-schema
+              [--key-format raw|string|avro|protobuf|json-schema] [--schema FILE | --infer]
+              [--subject S] [--key-subject S] [--start earliest|latest] [--property k=v,…]
+  mink table list | mink table get NS.NAME | mink table delete NS.NAME
+  mink table status NS.NAME   (progress, schema versions, unknown JSON fields, dead letters)
+  mink table alter NS.NAME --schema FILE
+      Evolve a json table's columns to take the Iceberg schema in FILE, by Iceberg's
+      rules: new fields (at any depth, always optional), int→long, float→double, wider
+      decimal precision, required→optional. A column FILE lacks is kept. Any other
+      change is refused with the reason. Files built from then on use the new version.
+  mink table repair NS.NAME [--batch 20]
+      Rebuild, with the table's newest schema version, the ranges whose dead letters
+      it now decodes, and move those records from NS.NAME~dlq into NS.NAME: each batch
+      is one commit of both tables, so every record is in exactly one of them. Safe to
+      repeat. Records Kafka no longer holds cannot be repaired; it says how many.
+Every command takes --admin URL (default http://127.0.0.1:8181, MINK_ADMIN); -h lists its flags.
+`
+
+// tableCmd runs `mink table create|list|get|status|delete|alter|repair`.
 func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return usagef("missing table command (create, list, get, status or delete)")
+		return usagef("missing table command (create, list, get, status, delete, alter or repair)")
 	}
 	sub, args := args[0], args[1:]
+	if sub == "-h" || sub == "--help" || sub == "help" {
+		_, err := io.WriteString(stdout, tableUsage)
+		return err
+	}
 	fs := flag.NewFlagSet("table "+sub, flag.ContinueOnError)
 	adminURL := adminFlag(fs)
 	switch sub {
@@ -61,6 +85,10 @@ func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 			return reachable(err)
 		}
 		return printTable(stdout, "", []string{"TABLE", "TOPIC", "FORMAT", "SNAPSHOT"}, tableRows(ts))
+	case "alter":
+		return alterCmd(ctx, fs, adminURL, args, stdout)
+	case "repair":
+		return repairCmd(ctx, fs, adminURL, args, stdout)
 	case "get", "delete", "status":
 		var name string
 		if err := parse(fs, args, &name); err != nil {
@@ -71,7 +99,7 @@ func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return reachable(tableCall(ctx, &admin.Client{URL: *adminURL}, sub, name, stdout))
 	}
-	return usagef("unknown table command %q (create, list, get, status or delete)", sub)
+	return usagef("unknown table command %q (create, list, get, status, delete, alter or repair)", sub)
 }
 
 // tableCall runs `mink table get|delete|status NAME`.

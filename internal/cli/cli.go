@@ -40,6 +40,7 @@ Usage:
               [--property k=v,…]   (e.g. mink.json.field-matching=case-insensitive)
   mink table list | mink table get NS.NAME | mink table delete NS.NAME
   mink table status NS.NAME   (progress, unknown JSON fields, dead letters)
+  mink table alter NS.NAME --schema FILE | mink table repair NS.NAME   (mink help table)
   mink status [--leases]
   mink scan NS.NAME [--limit 20] [--format table|json|csv] [--columns a,b.c]   (--limit 0: all rows)
 
