@@ -46,21 +46,18 @@ func (s *Store) Build(ctx context.Context, t *tables.Table, records []*kgo.Recor
 // inferNew infers the fields of records' values that t's newest schema
 // lacks and adds them as a new version. It returns that version, the
 // newest one when another node added them first, or -1 when the records
-// name no new field that inference can type (a conflict of kinds: those
-// records stay dead letters or keep the field uncounted).
+// name no new field that inference can type. Records are inferred
+// together; when their kinds conflict (a field an object in one record
+// and a string in another), each record is inferred alone and the new
+// fields of those that fit are added, so one odd record (a dead letter
+// anyway) does not keep the others' new fields out.
 func (s *Store) inferNew(ctx context.Context, t *tables.Table, records []*kgo.Record) (int, error) {
-	var inf infer.Inferrer
-	for _, r := range records {
-		if r.Value != nil {
-			_ = inf.Add(r.Value) // not an object: a dead letter anyway
-		}
-	}
-	st, err := inf.Struct()
-	if err != nil {
+	candidates := inferCandidates(records)
+	if len(candidates) == 0 {
 		return -1, nil
 	}
 	version := -1
-	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		var b []byte
 		if err := tx.QueryRow(ctx, tableLockSQL, t.ID).Scan(&b); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
@@ -72,26 +69,65 @@ func (s *Store) inferNew(ctx context.Context, t *tables.Table, records []*kgo.Re
 		if err := json.Unmarshal(b, latest); err != nil {
 			return fmt.Errorf("schemas: table %s: stored schema: %w", t.FullName(), err)
 		}
-		added := onlyNew(Columns(latest), st.FieldList)
-		if len(added) == 0 {
+		cur := latest
+		for _, c := range candidates {
+			added := onlyNew(Columns(cur), c)
+			if len(added) == 0 {
+				continue
+			}
+			next, changed, err := evolveRole(cur, t.KeyFormat, false, added)
+			if err != nil {
+				var inc *IncompatibleError
+				if errors.As(err, &inc) {
+					continue // this record's shape does not fit: its fields stay out
+				}
+				return err
+			}
+			if changed {
+				cur = next
+			}
+		}
+		if cur == latest {
 			version = latest.ID // nothing new: the newest already has them
 			return nil
 		}
-		next, changed, err := evolveRole(latest, t.KeyFormat, false, added)
-		if err != nil || !changed {
-			return err
-		}
+		next := iceberg.NewSchemaWithIdentifiers(latest.ID+1, cur.IdentifierFieldIDs, cur.Fields()...)
 		version = next.ID
 		return tables.AddSchemaVersion(ctx, tx, t.ID, next, "inferred")
 	})
 	if err != nil && !errors.Is(err, tables.ErrNotFound) {
-		var inc *IncompatibleError
-		if errors.As(err, &inc) {
-			return -1, nil
-		}
 		return -1, pgstore.Unavailable(err)
 	}
 	return version, err
+}
+
+// inferCandidates returns the inferred columns of records: one set for all
+// of them, or, when their kinds conflict, one set per record that infers
+// alone (records that are not JSON objects are left out: dead letters).
+func inferCandidates(records []*kgo.Record) [][]iceberg.NestedField {
+	var all infer.Inferrer
+	for _, r := range records {
+		if r.Value != nil {
+			_ = all.Add(r.Value)
+		}
+	}
+	if st, err := all.Struct(); err == nil {
+		return [][]iceberg.NestedField{st.FieldList}
+	}
+	var out [][]iceberg.NestedField
+	for _, r := range records {
+		if r.Value == nil {
+			continue
+		}
+		var one infer.Inferrer
+		if one.Add(r.Value) != nil {
+			continue
+		}
+		if st, err := one.Struct(); err == nil {
+			out = append(out, st.FieldList)
+		}
+	}
+	return out
 }
 
 // onlyNew returns the fields of inc (inferred, all optional) that cur

@@ -250,3 +250,28 @@ func TestStoreInferNewFields(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, all, 2)
 }
+
+// One record whose kinds conflict with the others' (a struct field given
+// as a string) keeps no one's new fields out of an inferred schema.
+func TestStoreInferAroundConflict(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := pgtest.Pool(t)
+	declared := `{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":false},` +
+		`{"id":2,"name":"n","type":{"type":"struct","fields":[{"id":3,"name":"a","type":"long","required":false}]},"required":false}]}`
+	tbl, err := tables.Create(ctx, pool, testkit.Warehouse, tables.Definition{Namespace: "app", Name: "inf", Topic: "inf",
+		ValueFormat: "json", Infer: true, Schema: json.RawMessage(declared)}, []tables.PartitionStart{{Partition: 0}})
+	require.NoError(t, err)
+	recs := []*kgo.Record{
+		{Partition: 0, Offset: 0, Value: []byte(`{"id":2,"c":"x","n":{"a":2,"b":1}}`)},
+		{Partition: 0, Offset: 1, Value: []byte(`{"id":3,"n":"oops"}`)},
+	}
+	res, version, err := schemas.NewStore(pool, nil).Build(ctx, tbl, recs, schemas.Choose)
+	require.NoError(t, err)
+	require.Equal(t, 1, version)
+	require.EqualValues(t, 1, res.Data.Stats.RecordCount)
+	require.EqualValues(t, 1, res.DLQ.Stats.RecordCount)
+	require.Zero(t, res.Unknown)
+	v, err := schemas.NewStore(pool, nil).Version(ctx, tbl.ID, 1)
+	require.NoError(t, err)
+	require.Equal(t, []int{11, 12, 13, 14, 15}, fieldIDs(v, "id", "n", "n.a", "n.b", "c"))
+}
