@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -142,6 +143,23 @@ func (r *Registry) Latest(ctx context.Context, subject string) (*wire.Schema, er
 		return nil, fmt.Errorf("schemas: subject %q version %d: %w", subject, ss.Version, err)
 	}
 	return &wire.Schema{ID: ss.ID, Type: ss.Type.String(), Text: ss.Schema.Schema, References: refs}, nil
+}
+
+// Subjects returns the subjects registry id id is a version of (GET
+// /schemas/ids/{id}/versions, soft-deleted versions included). Errors:
+// see Registry.
+func (r *Registry) Subjects(ctx context.Context, id int) ([]string, error) {
+	vs, err := r.cl.SchemaVersionsByID(ctx, id)
+	if err != nil {
+		return nil, r.fail(fmt.Sprintf("subjects of schema id %d", id), err)
+	}
+	out := make([]string, 0, len(vs))
+	for _, v := range vs {
+		if !slices.Contains(out, v.Subject) {
+			out = append(out, v.Subject)
+		}
+	}
+	return out, nil
 }
 
 type subjectVersion struct {

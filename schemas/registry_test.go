@@ -418,3 +418,17 @@ func TestSharedReference(t *testing.T) {
 	require.Equal(t, addressAvro, got.References[1].Schema.Text)
 	require.Equal(t, 1, fetches)
 }
+
+// Subjects names the subjects an id is a version of; the same schema
+// registered under two subjects has one id and both subjects.
+func TestSubjects(t *testing.T) {
+	fake := srfake.New()
+	defer fake.Close()
+	v1, _ := seedShop(t, fake)
+	r := newRegistry(t, schemas.RegistryConfig{URL: fake.URL()})
+	got, err := r.Subjects(ctx(t), v1)
+	require.NoError(t, err)
+	require.Equal(t, []string{"orders-value"}, got)
+	_, err = r.Subjects(ctx(t), 999)
+	require.ErrorIs(t, err, schemas.ErrNotFound)
+}

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/apache/iceberg-go"
@@ -45,6 +48,8 @@ var (
 type Source interface {
 	SchemaByID(ctx context.Context, id int) (*wire.Schema, error)
 	Latest(ctx context.Context, subject string) (*wire.Schema, error)
+	// Subjects lists the subjects id is a version of.
+	Subjects(ctx context.Context, id int) ([]string, error)
 }
 
 // Store keeps the schemas of every table (docs/design.md §4.7): registry
@@ -350,6 +355,31 @@ func (s *Store) decideWriter(ctx context.Context, t *tables.Table, k writerKey, 
 	case err != nil:
 		return writerMapping{}, err
 	}
+	if reason == "" {
+		// Only versions of the table's subject fill it (Confluent's
+		// TopicNameStrategy by default): a schema of another subject
+		// would reshape the table by accident.
+		subject := t.Properties[tables.PropSubject]
+		if k.key {
+			subject = t.Properties[tables.PropKeySubject]
+		}
+		if subject != "" {
+			if s.source == nil {
+				return writerMapping{}, fmt.Errorf("%w: schema id %d is not decided yet and this node has no schema registry (mink serve --schema-registry)",
+					outage.ErrUnavailable, k.id)
+			}
+			subjects, err := s.source.Subjects(ctx, k.id)
+			switch {
+			case errors.Is(err, ErrNotFound):
+				reason = fmt.Sprintf("%s: schema id %d is not in the schema registry", role(k.key), k.id)
+			case err != nil:
+				return writerMapping{}, err
+			case !slices.Contains(subjects, subject):
+				reason = fmt.Sprintf("%s: schema id %d is not a version of subject %q (it is a version of %s)",
+					role(k.key), k.id, subject, quoteAll(subjects))
+			}
+		}
+	}
 	var cols []iceberg.NestedField
 	if reason == "" {
 		wt, err := codec.ConvertWriter(format, ws, indexes)
@@ -411,6 +441,18 @@ func (s *Store) decideWriter(ctx context.Context, t *tables.Table, k writerKey, 
 	}
 	m.schema = ws
 	return m, nil
+}
+
+// quoteAll quotes each of ss and joins them with ", " ("none" when empty).
+func quoteAll(ss []string) string {
+	if len(ss) == 0 {
+		return "no subject"
+	}
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, ", ")
 }
 
 // evolveRole evolves the part of latest that a key (the key column) or a

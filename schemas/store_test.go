@@ -46,6 +46,18 @@ func (f *fakeSource) Latest(ctx context.Context, _ string) (*wire.Schema, error)
 	return f.SchemaByID(ctx, 1)
 }
 
+// Subjects: id 5 belongs to another subject; the others to every test
+// table's value subject.
+func (f *fakeSource) Subjects(ctx context.Context, id int) ([]string, error) {
+	if _, err := f.SchemaByID(ctx, id); err != nil {
+		return nil, err
+	}
+	if id == 5 {
+		return []string{"payments-value"}, nil
+	}
+	return []string{"orders-value", "t-value"}, nil
+}
+
 func jsonSchema(id int, props string, required ...string) *wire.Schema {
 	req, _ := json.Marshal(required)
 	if required == nil {
@@ -71,6 +83,7 @@ func TestStoreEvolution(t *testing.T) {
 		1: jsonSchema(1, `"id":{"type":"integer"},"customer":{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}`, "id", "customer"),
 		2: jsonSchema(2, `"id":{"type":"integer"},"customer":{"type":"object","properties":{"id":{"type":"integer"},"details":{"type":"object","properties":{"name":{"type":"string"}}}},"required":["id"]}`, "id", "customer"),
 		3: jsonSchema(3, `"id":{"type":"string"}`, "id"),
+		5: jsonSchema(5, `"id":{"type":"integer"},"amount":{"type":"number"}`, "id"),
 	}}
 	conv, err := codec.ConvertWriter(codec.JSONSchema, src.byID[1], nil)
 	require.NoError(t, err)
@@ -117,15 +130,18 @@ func TestStoreEvolution(t *testing.T) {
 	require.Equal(t, 0, version)
 
 	// Schema 3 turns id into a string (Iceberg cannot), id 99 is unknown.
-	bad := []*kgo.Record{record(0, 3, 3, `{"id":"x"}`), record(0, 4, 99, `{"id":4}`), {Partition: 0, Offset: 5, Value: []byte(`{"id":5}`)}}
+	// Id 5 is a version of another subject: it must not reshape the table.
+	bad := []*kgo.Record{record(0, 3, 3, `{"id":"x"}`), record(0, 4, 99, `{"id":4}`), {Partition: 0, Offset: 5, Value: []byte(`{"id":5}`)},
+		record(0, 6, 5, `{"id":6,"amount":1.5}`)}
 	res, version, err = store.Build(ctx, tbl, bad, -1)
 	require.NoError(t, err)
 	require.Equal(t, 0, version)
 	require.Nil(t, res.Data)
-	require.EqualValues(t, 3, res.DLQ.Stats.RecordCount)
+	require.EqualValues(t, 4, res.DLQ.Stats.RecordCount)
 	infos, err := schemas.WriterSchemas(ctx, pool, tbl.ID)
 	require.NoError(t, err)
-	require.Len(t, infos, 4)
+	require.Len(t, infos, 5)
+	require.Equal(t, `value: schema id 5 is not a version of subject "orders-value" (it is a version of "payments-value")`, infos[4].Error)
 	require.Equal(t, 0, *infos[0].SchemaID)
 	require.Equal(t, 1, *infos[1].SchemaID)
 	require.Nil(t, infos[2].SchemaID)
@@ -141,7 +157,7 @@ func TestStoreEvolution(t *testing.T) {
 	require.ErrorIs(t, err, outage.ErrUnavailable)
 	infos, err = schemas.WriterSchemas(ctx, pool, tbl.ID)
 	require.NoError(t, err)
-	require.Len(t, infos, 4)
+	require.Len(t, infos, 5)
 
 	// A second node's store needs no registry for what is decided, and
 	// builds the same bytes.

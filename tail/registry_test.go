@@ -44,6 +44,13 @@ func (s *switchSource) Latest(ctx context.Context, _ string) (*wire.Schema, erro
 	return s.SchemaByID(ctx, 1)
 }
 
+func (s *switchSource) Subjects(ctx context.Context, id int) ([]string, error) {
+	if _, err := s.SchemaByID(ctx, id); err != nil {
+		return nil, err
+	}
+	return []string{"t-value"}, nil
+}
+
 // While the registry is down, a load takes a partition up to its first
 // record whose writer schema Mink has not stored, and answers; nothing
 // is dead-lettered; the next load after the registry is back takes the rest.
