@@ -410,6 +410,9 @@ func (s *Store) decideWriter(ctx context.Context, t *tables.Table, k writerKey, 
 			if err := json.Unmarshal(b, latest); err != nil {
 				return fmt.Errorf("schemas: table %s: stored schema: %w", t.FullName(), err)
 			}
+			if format == codec.JSONSchema {
+				cols = jsonFits(rolePart(latest, t.KeyFormat, k.key), cols)
+			}
 			next, changed, err := evolveRole(latest, t.KeyFormat, k.key, cols)
 			switch {
 			case err != nil:
@@ -453,6 +456,65 @@ func quoteAll(ss []string) string {
 		q[i] = strconv.Quote(s)
 	}
 	return strings.Join(q, ", ")
+}
+
+// rolePart is the part of schema a key (the key column) or a value (the
+// value columns) fills.
+func rolePart(schema *iceberg.Schema, keyFormat codec.Format, key bool) []iceberg.NestedField {
+	fields := schema.Fields()
+	nk := codec.KeyColumns(keyFormat)
+	if key {
+		return fields[1 : 1+nk]
+	}
+	return fields[1+nk:]
+}
+
+// jsonFits returns inc (a JSON Schema's columns) with the type of cur's
+// column at the same path where the JSON decoder fills cur's column from
+// inc's values exactly or dead-letters the value (docs/design.md §4.2): an
+// integer into a double column, a number or a boolean into a string
+// column. Such a schema change needs no new version: "integer" where the
+// table has "number" is a common JSON Schema refinement.
+func jsonFits(cur, inc []iceberg.NestedField) []iceberg.NestedField {
+	out := make([]iceberg.NestedField, len(inc))
+	for i, f := range inc {
+		out[i] = f
+		for _, c := range cur {
+			if c.Name == f.Name {
+				out[i].Type = jsonFitsType(c.Type, f.Type)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func jsonFitsType(c, i iceberg.Type) iceberg.Type {
+	switch ct := c.(type) {
+	case *iceberg.StructType:
+		if it, ok := i.(*iceberg.StructType); ok {
+			return &iceberg.StructType{FieldList: jsonFits(ct.FieldList, it.FieldList)}
+		}
+	case *iceberg.ListType:
+		if it, ok := i.(*iceberg.ListType); ok {
+			return &iceberg.ListType{ElementID: it.ElementID, Element: jsonFitsType(ct.Element, it.Element), ElementRequired: it.ElementRequired}
+		}
+	case *iceberg.MapType:
+		if it, ok := i.(*iceberg.MapType); ok {
+			return &iceberg.MapType{KeyID: it.KeyID, KeyType: it.KeyType, ValueID: it.ValueID,
+				ValueType: jsonFitsType(ct.ValueType, it.ValueType), ValueRequired: it.ValueRequired}
+		}
+	case iceberg.Float64Type:
+		if _, ok := i.(iceberg.Int64Type); ok {
+			return c
+		}
+	case iceberg.StringType:
+		switch i.(type) {
+		case iceberg.Int64Type, iceberg.Float64Type, iceberg.BooleanType:
+			return c
+		}
+	}
+	return i
 }
 
 // evolveRole evolves the part of latest that a key (the key column) or a

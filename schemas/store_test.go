@@ -291,3 +291,29 @@ func TestStoreInferAroundConflict(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []int{11, 12, 13, 14, 15}, fieldIDs(v, "id", "n", "n.a", "n.b", "c"))
 }
+
+// A JSON Schema that refines "number" to "integer" (or gives a string
+// column a number) needs no new version: the JSON decoder fills the
+// table's column from such values exactly or dead-letters the value.
+func TestStoreJSONSchemaRefinement(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := pgtest.Pool(t)
+	src := &fakeSource{byID: map[int]*wire.Schema{
+		1: jsonSchema(1, `"id":{"type":"integer"},"score":{"type":"number"},"code":{"type":"string"}`, "id"),
+		2: jsonSchema(2, `"id":{"type":"integer"},"score":{"type":"integer"},"code":{"type":"integer"}`, "id"),
+	}}
+	conv, err := codec.ConvertWriter(codec.JSONSchema, src.byID[1], nil)
+	require.NoError(t, err)
+	sc, _, err := schemas.Initial(codec.Raw, codec.JSONSchema, codec.Columns(conv, false))
+	require.NoError(t, err)
+	declared, err := json.Marshal(iceberg.NewSchema(0, schemas.Columns(sc)...))
+	require.NoError(t, err)
+	tbl, err := tables.Create(ctx, pool, testkit.Warehouse, tables.Definition{Namespace: "app", Name: "t", Topic: "t",
+		ValueFormat: "json-schema", Schema: declared}, []tables.PartitionStart{{Partition: 0}})
+	require.NoError(t, err)
+	res, version, err := schemas.NewStore(pool, src).Build(ctx, tbl, []*kgo.Record{record(0, 0, 2, `{"id":1,"score":3,"code":7}`)}, schemas.Choose)
+	require.NoError(t, err)
+	require.Equal(t, 0, version)
+	require.Nil(t, res.DLQ)
+	require.EqualValues(t, 1, res.Data.Stats.RecordCount)
+}
