@@ -36,7 +36,7 @@ func (h *Handler) declare(ctx context.Context, def *tables.Definition, offs map[
 	var cols []iceberg.NestedField
 	if kf.Registry() {
 		if vf == codec.Raw || vf == codec.String {
-			return fmt.Errorf("%w: a %s key is decoded into a key column, which needs value format json, avro, protobuf or json-schema", tables.ErrInvalid, kf)
+			return fmt.Errorf("%w: an %s key is decoded into a key column, which needs value format json, avro, protobuf or json-schema", tables.ErrInvalid, kf)
 		}
 		c, err := h.subjectColumns(ctx, kf, cmp.Or(def.KeySubject, def.Topic+"-key"), true)
 		if err != nil {

@@ -255,11 +255,11 @@ func validate(def *Definition) error {
 	if def.Infer && codec.Format(def.ValueFormat) != codec.JSON {
 		return fmt.Errorf("%w: infer applies to value format json only", ErrInvalid)
 	}
-	if codec.Format(def.ValueFormat) == codec.JSON && !def.Infer && (len(def.Schema) == 0 || string(def.Schema) == "null") {
-		return fmt.Errorf("%w: value format json needs a declared schema (or infer)", ErrInvalid)
-	}
 	if (def.Subject != "" && !codec.Format(def.ValueFormat).Registry()) || (def.KeySubject != "" && !codec.Format(def.KeyFormat).Registry()) {
 		return fmt.Errorf("%w: a subject applies to avro, protobuf and json-schema formats only", ErrInvalid)
+	}
+	if codec.Format(def.ValueFormat) == codec.JSON && !def.Infer && (len(def.Schema) == 0 || string(def.Schema) == "null") {
+		return fmt.Errorf("%w: value format json needs a declared schema (or infer)", ErrInvalid)
 	}
 	for k, v := range def.Properties {
 		switch k {

@@ -86,7 +86,9 @@ const MaxMessageIndexes = 32
 func MessageIndexes(rest []byte) (indexes []int, payload []byte, err error) {
 	indexes, payload, err = confluent.DecodeIndex(rest, MaxMessageIndexes)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: message indexes: %v", ErrHeader, err)
+		// sr's own texts speak of the magic byte, which was fine here.
+		return nil, nil, fmt.Errorf("%w: the Protobuf message indexes after the schema id are truncated, negative or more than %d",
+			ErrHeader, MaxMessageIndexes)
 	}
 	for _, i := range indexes {
 		if i < 0 {

@@ -179,15 +179,20 @@ func printTableStatus(w io.Writer, st *admin.TableStatus, now time.Time) error {
 	if err := printProgress(w, progress, writer); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "unknown JSON fields: %d", st.UnknownFields.Count)
-	if len(st.UnknownFields.Examples) > 0 {
-		quoted := make([]string, len(st.UnknownFields.Examples))
-		for i, e := range st.UnknownFields.Examples {
-			quoted[i] = strconv.Quote(e)
+	if st.UnknownFields.Count > 0 || len(st.WriterSchemas) == 0 {
+		// JSON (and Protobuf) fields no column holds; registry tables
+		// without any print nothing here.
+		fmt.Fprintf(w, "unknown JSON fields: %d", st.UnknownFields.Count)
+		if len(st.UnknownFields.Examples) > 0 {
+			quoted := make([]string, len(st.UnknownFields.Examples))
+			for i, e := range st.UnknownFields.Examples {
+				quoted[i] = strconv.Quote(e)
+			}
+			fmt.Fprintf(w, " (e.g. %s)", strings.Join(quoted, ", "))
 		}
-		fmt.Fprintf(w, " (e.g. %s)", strings.Join(quoted, ", "))
+		fmt.Fprintln(w)
 	}
-	if _, err := fmt.Fprintf(w, "\ndead letters: %d (mink scan '%s~dlq')\n", st.DeadLetters, st.Table); err != nil {
+	if _, err := fmt.Fprintf(w, "dead letters: %d (mink scan '%s~dlq')\n", st.DeadLetters, st.Table); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "schema: version %d (%d versions)\n", st.SchemaID, st.SchemaVersions)
@@ -201,13 +206,14 @@ func printTableStatus(w io.Writer, st *admin.TableStatus, now time.Time) error {
 		if ws.MessageIndexes != "" {
 			id += " [" + ws.MessageIndexes + "]"
 		}
-		holds := "dead letters: " + ws.Error
+		reason, _, _ := strings.Cut(ws.Error, "\n")
+		holds := "dead letters: " + reason
 		if ws.SchemaID != nil {
 			holds = fmt.Sprintf("version %d", *ws.SchemaID)
 		}
 		rows[i] = []string{ws.Role, id, holds}
 	}
-	return printTable(w, "  ", []string{"ROLE", "ID", "RECORDS"}, rows)
+	return printTable(w, "  ", []string{"ROLE", "REGISTRY ID", "TABLE SCHEMA"}, rows)
 }
 
 // expiresIn shows an expiry (by the database clock) relative to now (by
