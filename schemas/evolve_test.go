@@ -135,7 +135,7 @@ const ordersDump = `
 	    20 name required string
 	21 attrs optional map
 	  22 key required string
-	  23 value required struct
+	  23 value optional struct
 	    24 v required long
 	`
 
@@ -226,7 +226,7 @@ func TestEvolve(t *testing.T) {
 			    20 name required string
 			21 attrs optional map
 			  22 key required string
-			  23 value required struct
+			  23 value optional struct
 			    24 v required long
 			`,
 			wantLast:  24,
@@ -278,7 +278,7 @@ func TestEvolve(t *testing.T) {
 			    20 name optional string
 			21 attrs optional map
 			  22 key required string
-			  23 value required struct
+			  23 value optional struct
 			    24 v required long
 			`,
 			wantLast:  24,
@@ -322,7 +322,7 @@ func TestEvolve(t *testing.T) {
 			    28 weight optional double
 			21 attrs optional map
 			  22 key required string
-			  23 value required struct
+			  23 value optional struct
 			    24 v required long
 			    29 unit optional string
 			30 lines optional list
