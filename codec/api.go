@@ -51,7 +51,12 @@ func KeyColumns(keyFormat Format) int {
 // Fresh ids are assigned depth-first in pre-order: a field takes the next id,
 // then the fields nested in its type (list element, map key then value,
 // struct fields) take theirs before its next sibling. Names, types,
-// required-ness and docs are kept; initial/write defaults (format v3) are
+// required-ness and docs are kept, except that map values are always
+// optional (ValueRequired false): iceberg-go v0.7.0's scan rebuilds a map
+// with arrow.MapOf, whose values are nullable, and panics on a table that
+// declares them required, so no reader through iceberg-go (engines, mink
+// scan) could read the table. The decoders then store a null map value only
+// where the record holds one. Initial/write defaults (format v3) are
 // dropped. Errors: unsupported key format (json keys are not supported),
 // json or a registry format without a declared schema, raw/string with one,
 // a declared field named _kafka, a registry key format whose first declared

@@ -192,7 +192,10 @@ func (a *idAllocator) typ(t iceberg.Type, path string) (iceberg.Type, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &iceberg.MapType{KeyID: kid, KeyType: key, ValueID: vid, ValueType: val, ValueRequired: t.ValueRequired}, nil
+		// Map values are always optional: iceberg-go v0.7.0's scan rebuilds
+		// maps with arrow.MapOf, whose values are nullable, and panics on a
+		// required value column ("mismatch data type").
+		return &iceberg.MapType{KeyID: kid, KeyType: key, ValueID: vid, ValueType: val, ValueRequired: false}, nil
 	case iceberg.BooleanType, iceberg.Int32Type, iceberg.Int64Type, iceberg.Float32Type,
 		iceberg.Float64Type, iceberg.DateType, iceberg.TimeType, iceberg.TimestampType,
 		iceberg.TimestampTzType, iceberg.StringType, iceberg.BinaryType, iceberg.UUIDType,

@@ -185,6 +185,27 @@ func TestSchemaErrors(t *testing.T) {
 	}
 }
 
+// A declared schema's required map values become optional, at any depth,
+// with the same field ids: iceberg-go v0.7.0 cannot scan required map
+// values. Required list elements are kept (iceberg-go reads them).
+func TestTableSchemaOptionalMapValues(t *testing.T) {
+	P := iceberg.PrimitiveTypes
+	sc, err := codec.TableSchema(codec.Raw, codec.JSON, iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "counts", Required: true, Type: &iceberg.MapType{KeyID: 2, KeyType: P.String,
+			ValueID: 3, ValueType: P.Int64, ValueRequired: true}},
+		iceberg.NestedField{ID: 4, Name: "deep", Type: &iceberg.ListType{ElementID: 5, ElementRequired: true,
+			Element: &iceberg.MapType{KeyID: 6, KeyType: P.String, ValueID: 7, ValueRequired: true,
+				ValueType: &iceberg.MapType{KeyID: 8, KeyType: P.String, ValueID: 9, ValueType: P.Float64, ValueRequired: true}}}}))
+	require.NoError(t, err)
+	want := iceberg.NewSchema(0, sc.Fields()[0],
+		iceberg.NestedField{ID: 11, Name: "counts", Required: true, Type: &iceberg.MapType{KeyID: 12, KeyType: P.String,
+			ValueID: 13, ValueType: P.Int64}},
+		iceberg.NestedField{ID: 14, Name: "deep", Type: &iceberg.ListType{ElementID: 15, ElementRequired: true,
+			Element: &iceberg.MapType{KeyID: 16, KeyType: P.String, ValueID: 17,
+				ValueType: &iceberg.MapType{KeyID: 18, KeyType: P.String, ValueID: 19, ValueType: P.Float64}}}})
+	require.True(t, want.Equals(sc), "got %s", sc)
+}
+
 // A registry table: _kafka, the decoded key column, then the value
 // columns, ids in pre-order from 11; Avro and Protobuf maps may have keys
 // other than strings.
@@ -203,6 +224,7 @@ func TestRegistryTableSchema(t *testing.T) {
 	require.Equal(t, 13, m.KeyID)
 	require.Equal(t, 14, m.ValueID)
 	require.Equal(t, iceberg.PrimitiveTypes.Int32, m.KeyType)
+	require.False(t, m.ValueRequired, "iceberg-go v0.7.0 cannot scan required map values")
 	require.Equal(t, 1, codec.KeyColumns(codec.Avro))
 	require.Equal(t, 0, codec.KeyColumns(codec.String))
 }

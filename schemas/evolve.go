@@ -465,7 +465,9 @@ func (a *freshIDs) typ(t iceberg.Type, path string) (iceberg.Type, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &iceberg.MapType{KeyID: kid, KeyType: key, ValueID: vid, ValueType: val, ValueRequired: t.ValueRequired}, nil
+		// Optional values, as codec.TableSchema makes them: iceberg-go
+		// v0.7.0 cannot scan required map values.
+		return &iceberg.MapType{KeyID: kid, KeyType: key, ValueID: vid, ValueType: val, ValueRequired: false}, nil
 	default:
 		return t, nil
 	}

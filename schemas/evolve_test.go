@@ -135,7 +135,7 @@ const ordersDump = `
 	    20 name required string
 	21 attrs optional map
 	  22 key required string
-	  23 value required struct
+	  23 value optional struct
 	    24 v required long
 	`
 
@@ -226,7 +226,7 @@ func TestEvolve(t *testing.T) {
 			    20 name required string
 			21 attrs optional map
 			  22 key required string
-			  23 value required struct
+			  23 value optional struct
 			    24 v required long
 			`,
 			wantLast:  24,
@@ -278,7 +278,7 @@ func TestEvolve(t *testing.T) {
 			    20 name optional string
 			21 attrs optional map
 			  22 key required string
-			  23 value required struct
+			  23 value optional struct
 			    24 v required long
 			`,
 			wantLast:  24,
@@ -322,7 +322,7 @@ func TestEvolve(t *testing.T) {
 			    28 weight optional double
 			21 attrs optional map
 			  22 key required string
-			  23 value required struct
+			  23 value optional struct
 			    24 v required long
 			    29 unit optional string
 			30 lines optional list
@@ -762,4 +762,39 @@ func readAs(t *testing.T, file, read *iceberg.Schema, fill func(*array.RecordBui
 	t.Cleanup(got.Release)
 	require.EqualValues(t, 1, got.NumRows())
 	return got
+}
+
+// A table created before map values became always optional keeps its
+// required map values until a writer schema brings optional ones (an
+// allowed change); a map column added by evolution has optional values,
+// as codec.TableSchema gives them: iceberg-go v0.7.0 cannot scan required
+// map values.
+func TestEvolveRequiredMapValues(t *testing.T) {
+	cur, last := initial(t, []iceberg.NestedField{req("id", tLong), opt("attrs", mapOf(tString, tLong, true))})
+	attrs := cur.Field(2)
+	require.False(t, attrs.Type.(*iceberg.MapType).ValueRequired)
+	m := *attrs.Type.(*iceberg.MapType)
+	m.ValueRequired = true
+	attrs.Type = &m
+	old := iceberg.NewSchema(cur.ID, cur.Field(0), cur.Field(1), attrs)
+
+	next, _, changed, err := schemas.Evolve(old, last, []iceberg.NestedField{req("id", tLong), opt("attrs", mapOf(tString, tLong, true))})
+	require.NoError(t, err)
+	require.False(t, changed, "the stored schema is kept")
+	require.Same(t, old, next)
+
+	next, newLast, changed, err := schemas.Evolve(old, last, []iceberg.NestedField{req("id", tLong), opt("attrs", mapOf(tString, tLong, false)),
+		opt("more", mapOf(tString, tInt, true))})
+	require.NoError(t, err)
+	require.True(t, changed)
+	require.Equal(t, golden(`
+	11 id required long
+	12 attrs optional map
+	  13 key required string
+	  14 value optional long
+	15 more optional map
+	  16 key required string
+	  17 value optional int
+	`), dump(next))
+	require.Equal(t, 17, newLast)
 }

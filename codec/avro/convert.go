@@ -140,11 +140,14 @@ func (c *converter) typ(w hamba.Schema, path string) (iceberg.Type, bool, error)
 		return &iceberg.ListType{ElementID: id, Element: t, ElementRequired: !opt}, false, nil
 	case *hamba.MapSchema:
 		kid, vid := c.id(), c.id()
-		t, opt, err := c.typ(w.Values(), path+".value")
+		t, _, err := c.typ(w.Values(), path+".value")
 		if err != nil {
 			return nil, false, err
 		}
-		return &iceberg.MapType{KeyID: kid, KeyType: iceberg.PrimitiveTypes.String, ValueID: vid, ValueType: t, ValueRequired: !opt}, false, nil
+		// Values optional even when the Avro values are not a union with
+		// null: iceberg-go v0.7.0 cannot scan required map values (see
+		// codec.TableSchema). The decoder never stores a null there.
+		return &iceberg.MapType{KeyID: kid, KeyType: iceberg.PrimitiveTypes.String, ValueID: vid, ValueType: t, ValueRequired: false}, false, nil
 	case *hamba.UnionSchema:
 		branches, hasNull := nonNull(w)
 		switch len(branches) {

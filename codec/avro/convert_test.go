@@ -88,6 +88,10 @@ func TestConvertNonRecord(t *testing.T) {
 		{`"string"`, iceberg.PrimitiveTypes.String},
 		{`{"type":"long","logicalType":"timestamp-micros"}`, iceberg.PrimitiveTypes.TimestampTz},
 		{`{"type":"array","items":"int"}`, &iceberg.ListType{ElementID: 1, Element: iceberg.PrimitiveTypes.Int32, ElementRequired: true}},
+		// Map values are optional whatever the Avro values: iceberg-go
+		// v0.7.0 cannot scan required map values.
+		{`{"type":"map","values":"long"}`, &iceberg.MapType{KeyID: 1, KeyType: iceberg.PrimitiveTypes.String, ValueID: 2, ValueType: iceberg.PrimitiveTypes.Int64, ValueRequired: false}},
+		{`{"type":"map","values":["null","long"]}`, &iceberg.MapType{KeyID: 1, KeyType: iceberg.PrimitiveTypes.String, ValueID: 2, ValueType: iceberg.PrimitiveTypes.Int64, ValueRequired: false}},
 		// A top-level union is one optional column, value.
 		{`["null","string"]`, &iceberg.StructType{FieldList: []iceberg.NestedField{{ID: 1, Name: "value", Type: iceberg.PrimitiveTypes.String}}}},
 		{`["int","string"]`, &iceberg.StructType{FieldList: []iceberg.NestedField{{ID: 1, Name: "value", Required: true, Type: &iceberg.StructType{FieldList: []iceberg.NestedField{

@@ -27,7 +27,9 @@ const hint = "declare the field, or use value format json with a schema file"
 //
 //	object with properties             struct (required iff listed in
 //	                                   "required" and null not allowed)
-//	object with only additionalProperties V   map<string, V>
+//	object with only additionalProperties V   map<string, V> (values always
+//	                                   optional: iceberg-go v0.7.0 cannot
+//	                                   scan required map values)
 //	array with items                   list (element optional iff items
 //	                                   allows null)
 //	string                             string; format date-time →
@@ -329,11 +331,14 @@ func (c *converter) object(d *doc, n *node, path string) (iceberg.Type, error) {
 		if addl == nil || (addl.kind == kBool && !addl.b) {
 			return nil, unsupported(path, "object without properties: it has no fields; %s", hint)
 		}
-		val, null, err := c.convert(d, addl, join(path, "value"))
+		val, _, err := c.convert(d, addl, join(path, "value"))
 		if err != nil {
 			return nil, err
 		}
-		return &iceberg.MapType{KeyType: iceberg.PrimitiveTypes.String, ValueType: val, ValueRequired: !null}, nil
+		// Values optional even when null is not allowed: iceberg-go v0.7.0
+		// cannot scan required map values (see codec.TableSchema). A null
+		// value a record carries anyway is stored as the null it is.
+		return &iceberg.MapType{KeyType: iceberg.PrimitiveTypes.String, ValueType: val, ValueRequired: false}, nil
 	}
 	required := map[string]bool{}
 	if r := n.get("required"); r != nil && r.kind == kArray {

@@ -112,7 +112,7 @@ func TestConvert(t *testing.T) {
 			"counts": {"type": "object", "additionalProperties": {"type": "integer"}},
 			"labels": {"type": "object", "properties": {}, "additionalProperties": {"type": ["string", "null"]}},
 			"deep": {"type": "object", "additionalProperties": {"type": "object", "properties": {"v": {"type": "number"}}}}`)),
-			"struct<1 counts: map<2: string, 3: required long>, 4 labels: map<5: string, 6: string>, 7 deep: map<8: string, 9: required struct<10 v: double>>>"},
+			"struct<1 counts: map<2: string, 3: long>, 4 labels: map<5: string, 6: string>, 7 deep: map<8: string, 9: struct<10 v: double>>>"},
 		{"properties and additionalProperties is a struct", js(obj(`"o": {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": {"type": "integer"}, "patternProperties": {"^x": {"type": "string"}}}`)),
 			"struct<1 o: struct<2 a: string>>"},
 		{"allOf with one schema", js(obj(`"a": {"allOf": [{"type": "integer"}]}`)),

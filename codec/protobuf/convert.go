@@ -59,7 +59,10 @@ func (c *converter) message(md protoreflect.MessageDescriptor, path string) (*ic
 		var err error
 		switch {
 		case fd.IsMap():
-			mt := &iceberg.MapType{KeyID: c.next(), ValueID: c.next(), ValueRequired: true}
+			// Values optional although a map entry always has one (its zero
+			// value when unset): iceberg-go v0.7.0 cannot scan required map
+			// values (see codec.TableSchema).
+			mt := &iceberg.MapType{KeyID: c.next(), ValueID: c.next(), ValueRequired: false}
 			if mt.KeyType, err = c.value(fd.MapKey(), p+".key"); err != nil {
 				return nil, err
 			}
