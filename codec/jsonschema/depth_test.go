@@ -64,5 +64,5 @@ func TestConvertVeryDeep(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	require.EqualError(t, errTypes, "schema 7: invalid JSON: nested deeper than 1000 levels")
 	require.EqualError(t, errDoc, "schema 7: invalid JSON: nested deeper than 1000 levels")
-	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(4<<20), "bytes allocated")
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(8<<20), "bytes allocated") // copies of the 2 MB of text included
 }
