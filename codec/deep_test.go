@@ -80,3 +80,19 @@ func TestJSONVeryDeep(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(1), scalar(rec.Column(1)))
 }
+
+// An unknown field holding a value nested up to the decoder's bound
+// decodes (the field counted unknown), without a path per level.
+func TestJSONDeepUnknown(t *testing.T) {
+	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64})
+	v := `{"id":2,"x":` + strings.Repeat(`{"a":`, 998) + "1" + strings.Repeat("}", 998) + "}"
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	rec, dec, err := rows(t, sc, v)
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	require.Equal(t, int64(2), scalar(rec.Column(1)))
+	require.Equal(t, 1, dec.Unknown())
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "bytes allocated")
+}
