@@ -109,9 +109,14 @@ func (h *Handler) subjectColumns(ctx context.Context, f codec.Format, subject st
 }
 
 // infer infers a json schema from the newest InferRecords records of each
-// partition of topic.
+// partition of topic. Records inference refuses (not a JSON object, or
+// nested deeper than infer.MaxDepth) are skipped: they are dead letters
+// once indexed. When no schema results, the error says how many were
+// skipped and why the first one was.
 func (h *Handler) infer(ctx context.Context, topic string, offs map[int32]kafka.Offsets) (*iceberg.StructType, error) {
 	var inf infer.Inferrer
+	skipped := 0
+	var first error
 	for p, o := range offs {
 		start := max(o.LogStart, o.LastStable-InferRecords)
 		recs, err := h.kafka.ReadRange(ctx, topic, p, start, o.LastStable)
@@ -119,12 +124,22 @@ func (h *Handler) infer(ctx context.Context, topic string, offs map[int32]kafka.
 			return nil, err
 		}
 		for _, r := range recs {
-			if r.Value != nil {
-				_ = inf.Add(r.Value) // not an object: a dead letter later
+			if r.Value == nil {
+				continue
+			}
+			if err := inf.Add(r.Value); err != nil {
+				skipped++
+				if first == nil {
+					first = fmt.Errorf("partition %d offset %d: %w", r.Partition, r.Offset, err)
+				}
 			}
 		}
 	}
 	st, err := inf.Struct()
+	if err != nil && skipped > 0 {
+		return nil, fmt.Errorf("%w: infer the schema of topic %s: %w (%d records skipped; the first, %w)",
+			tables.ErrInvalid, topic, err, skipped, first)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: infer the schema of topic %s: %w", tables.ErrInvalid, topic, err)
 	}

@@ -60,8 +60,9 @@ func KeyColumns(keyFormat Format) int {
 // dropped. Errors: unsupported key format (json keys are not supported),
 // json or a registry format without a declared schema, raw/string with one,
 // a declared field named _kafka, a registry key format whose first declared
-// field is not the key column, or a declared type the decoders do not
-// support (see [ErrUnsupported]).
+// field is not the key column, a declared type the decoders do not
+// support, or types nested deeper than MaxTypeDepth (both wrap
+// [ErrUnsupported]).
 func TableSchema(keyFormat, valueFormat Format, declared *iceberg.Schema) (*iceberg.Schema, error) {
 	return tableSchema(keyFormat, valueFormat, declared)
 }

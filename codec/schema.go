@@ -135,11 +135,32 @@ func uniqueNames(fields []iceberg.NestedField, prefix string) error {
 	return nil
 }
 
+// MaxTypeDepth is the deepest nesting of types TableSchema accepts: a
+// top-level column is at level 1, a struct field, list element or map key
+// or value one level below its parent. The converters of registry schemas
+// and JSON inference refuse deeper types with the same bound (their own
+// MaxDepth); this one bounds declared schemas. A path is built per level,
+// each as long as the levels above it, and query engines choke on nested
+// types far earlier.
+const MaxTypeDepth = 64
+
 // idAllocator hands out fresh field ids in depth-first pre-order.
 type idAllocator struct {
 	next      int
 	anyMapKey bool // map keys other than string (Avro, Protobuf)
+	depth     int  // types nested above the one being allocated
 }
+
+// enter goes one level down to the type at path; leave comes back up.
+func (a *idAllocator) enter(path string) error {
+	if a.depth == MaxTypeDepth {
+		return fmt.Errorf("field %s: types nested deeper than %d levels: %w", path, MaxTypeDepth, ErrUnsupported)
+	}
+	a.depth++
+	return nil
+}
+
+func (a *idAllocator) leave() { a.depth-- }
 
 func (a *idAllocator) id() int {
 	id := a.next
@@ -148,12 +169,25 @@ func (a *idAllocator) id() int {
 }
 
 func (a *idAllocator) field(f iceberg.NestedField, path string) (iceberg.NestedField, error) {
+	if err := a.enter(path); err != nil {
+		return iceberg.NestedField{}, err
+	}
+	defer a.leave()
 	id := a.id()
 	t, err := a.typ(f.Type, path)
 	if err != nil {
 		return iceberg.NestedField{}, err
 	}
 	return iceberg.NestedField{ID: id, Name: f.Name, Type: t, Required: f.Required, Doc: f.Doc}, nil
+}
+
+// nested is typ one level down: a list element, map key or map value.
+func (a *idAllocator) nested(t iceberg.Type, path string) (iceberg.Type, error) {
+	if err := a.enter(path); err != nil {
+		return nil, err
+	}
+	defer a.leave()
+	return a.typ(t, path)
 }
 
 func (a *idAllocator) typ(t iceberg.Type, path string) (iceberg.Type, error) {
@@ -173,7 +207,7 @@ func (a *idAllocator) typ(t iceberg.Type, path string) (iceberg.Type, error) {
 		return &iceberg.StructType{FieldList: fields}, nil
 	case *iceberg.ListType:
 		id := a.id()
-		elem, err := a.typ(t.Element, path+".element")
+		elem, err := a.nested(t.Element, path+".element")
 		if err != nil {
 			return nil, err
 		}
@@ -184,11 +218,11 @@ func (a *idAllocator) typ(t iceberg.Type, path string) (iceberg.Type, error) {
 		}
 		kid := a.id()
 		vid := a.id()
-		key, err := a.typ(t.KeyType, path+".key")
+		key, err := a.nested(t.KeyType, path+".key")
 		if err != nil {
 			return nil, err
 		}
-		val, err := a.typ(t.ValueType, path+".value")
+		val, err := a.nested(t.ValueType, path+".value")
 		if err != nil {
 			return nil, err
 		}

@@ -410,7 +410,36 @@ func promotes(from, to iceberg.Type) bool {
 // a map's key and value, then the key's and the value's nested fields; a
 // struct's fields) take theirs before its next sibling, as codec.TableSchema
 // does.
-type freshIDs struct{ last int }
+//
+// It refuses types nested deeper than codec.MaxTypeDepth below where it
+// starts (the top level for Initial), as codec.TableSchema does, before
+// building the path of every level: a declared schema reaches it first.
+// Evolve's incoming types come from the registry converters and JSON
+// inference, which bound their depth the same way.
+type freshIDs struct {
+	last  int
+	depth int // types nested above the one being copied
+}
+
+// enter goes one level down to the type at path; leave comes back up.
+func (a *freshIDs) enter(path string) error {
+	if a.depth == codec.MaxTypeDepth {
+		return fmt.Errorf("field %s: types nested deeper than %d levels: %w", path, codec.MaxTypeDepth, codec.ErrUnsupported)
+	}
+	a.depth++
+	return nil
+}
+
+func (a *freshIDs) leave() { a.depth-- }
+
+// nested is typ one level down: a list element, map key or map value.
+func (a *freshIDs) nested(t iceberg.Type, path string) (iceberg.Type, error) {
+	if err := a.enter(path); err != nil {
+		return nil, err
+	}
+	defer a.leave()
+	return a.typ(t, path)
+}
 
 func (a *freshIDs) next() int {
 	a.last++
@@ -423,6 +452,10 @@ func (a *freshIDs) field(f iceberg.NestedField, path string, required bool) (ice
 	if f.Name == "" {
 		return iceberg.NestedField{}, fmt.Errorf("field %s: a field has no name", path)
 	}
+	if err := a.enter(path); err != nil {
+		return iceberg.NestedField{}, err
+	}
+	defer a.leave()
 	id := a.next()
 	t, err := a.typ(f.Type, path)
 	if err != nil {
@@ -450,18 +483,18 @@ func (a *freshIDs) typ(t iceberg.Type, path string) (iceberg.Type, error) {
 		return &iceberg.StructType{FieldList: fields}, nil
 	case *iceberg.ListType:
 		id := a.next()
-		elem, err := a.typ(t.Element, path+".element")
+		elem, err := a.nested(t.Element, path+".element")
 		if err != nil {
 			return nil, err
 		}
 		return &iceberg.ListType{ElementID: id, Element: elem, ElementRequired: t.ElementRequired}, nil
 	case *iceberg.MapType:
 		kid, vid := a.next(), a.next()
-		key, err := a.typ(t.KeyType, path+".key")
+		key, err := a.nested(t.KeyType, path+".key")
 		if err != nil {
 			return nil, err
 		}
-		val, err := a.typ(t.ValueType, path+".value")
+		val, err := a.nested(t.ValueType, path+".value")
 		if err != nil {
 			return nil, err
 		}

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/apache/iceberg-go"
 	hamba "github.com/hamba/avro/v2"
@@ -45,7 +46,7 @@ func parse(s *wire.Schema) (hamba.Schema, error) {
 	}
 	w, err := hamba.ParseWithCache(s.Text, "", cache)
 	if err != nil {
-		return nil, fmt.Errorf("avro: schema %d: %w", s.ID, err)
+		return nil, fmt.Errorf("avro: schema %d: %w", s.ID, shortErr(err))
 	}
 	return w, nil
 }
@@ -56,10 +57,29 @@ func register(refs []wire.Reference, cache *hamba.SchemaCache) error {
 			return err
 		}
 		if _, err := hamba.ParseWithCache(r.Schema.Text, "", cache); err != nil {
-			return fmt.Errorf("avro: reference %s (subject %s version %d): %w", r.Name, r.Subject, r.Version, err)
+			return fmt.Errorf("avro: reference %s (subject %s version %d): %w", r.Name, r.Subject, r.Version, shortErr(err))
 		}
 	}
 	return nil
+}
+
+// maxErrLen bounds the text of a hamba parse error kept in a writer
+// schema's status: hamba quotes the schema part it could not parse, which
+// can be the whole (megabytes of) schema, e.g. one nested deeper than its
+// JSON parser allows.
+const maxErrLen = 300
+
+// shortErr is err with its text cut to maxErrLen bytes, ending in "…".
+func shortErr(err error) error {
+	msg := err.Error()
+	if len(msg) <= maxErrLen {
+		return err
+	}
+	cut := maxErrLen
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return errors.New(msg[:cut] + "…")
 }
 
 // Convert returns the Iceberg type of values written with s, an Avro
@@ -77,7 +97,8 @@ func register(refs []wire.Reference, cache *hamba.SchemaCache) error {
 //
 // Errors name what cannot be mapped: a recursive record (by its full
 // name), a null type outside a union with another branch, a decimal of
-// precision above 38, or a schema that is not Avro or does not parse.
+// precision above 38, types nested deeper than MaxDepth, or a schema that
+// is not Avro or does not parse.
 func Convert(s *wire.Schema) (iceberg.Type, error) {
 	w, err := parse(s)
 	if err != nil {
@@ -100,9 +121,29 @@ func Convert(s *wire.Schema) (iceberg.Type, error) {
 	return t, err
 }
 
+// MaxDepth is the deepest nesting of types Convert accepts: a record
+// field, array element, map value or branch of a complex union is one
+// level below its parent; a top-level record's fields are at level 1.
+// Deeper is refused (ErrUnsupported) before the nested type is read:
+// each level's path is as long as the levels above it, and query engines
+// choke on nested types far earlier.
+const MaxDepth = 64
+
 type converter struct {
-	next int
-	open map[string]bool // records being converted, by full name
+	next  int
+	open  map[string]bool // records being converted, by full name
+	depth int             // types nested above the one being converted
+}
+
+// nested maps w, the type of a field, element, map value or union branch
+// at path, one level below the type being mapped.
+func (c *converter) nested(w hamba.Schema, path string) (iceberg.Type, bool, error) {
+	if c.depth == MaxDepth {
+		return nil, false, fmt.Errorf("field %s: types nested deeper than %d levels: %w", path, MaxDepth, ErrUnsupported)
+	}
+	c.depth++
+	defer func() { c.depth-- }()
+	return c.typ(w, path)
 }
 
 func (c *converter) id() int {
@@ -124,7 +165,7 @@ func (c *converter) typ(w hamba.Schema, path string) (iceberg.Type, bool, error)
 		st := &iceberg.StructType{FieldList: make([]iceberg.NestedField, 0, len(w.Fields()))}
 		for _, f := range w.Fields() {
 			id := c.id()
-			t, opt, err := c.typ(f.Type(), join(path, f.Name()))
+			t, opt, err := c.nested(f.Type(), join(path, f.Name()))
 			if err != nil {
 				return nil, false, err
 			}
@@ -133,14 +174,14 @@ func (c *converter) typ(w hamba.Schema, path string) (iceberg.Type, bool, error)
 		return st, false, nil
 	case *hamba.ArraySchema:
 		id := c.id()
-		t, opt, err := c.typ(w.Items(), path+".element")
+		t, opt, err := c.nested(w.Items(), path+".element")
 		if err != nil {
 			return nil, false, err
 		}
 		return &iceberg.ListType{ElementID: id, Element: t, ElementRequired: !opt}, false, nil
 	case *hamba.MapSchema:
 		kid, vid := c.id(), c.id()
-		t, _, err := c.typ(w.Values(), path+".value")
+		t, _, err := c.nested(w.Values(), path+".value")
 		if err != nil {
 			return nil, false, err
 		}
@@ -163,7 +204,7 @@ func (c *converter) typ(w hamba.Schema, path string) (iceberg.Type, bool, error)
 		for k, b := range branches {
 			id := c.id()
 			name := unionField(k)
-			t, _, err := c.typ(b, join(path, name))
+			t, _, err := c.nested(b, join(path, name))
 			if err != nil {
 				return nil, false, err
 			}

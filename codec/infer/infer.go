@@ -25,6 +25,19 @@ import (
 	"github.com/apache/iceberg-go"
 )
 
+// MaxDepth is the deepest nesting of objects and arrays Add accepts: a
+// value nested deeper is refused before its paths are built (each level's
+// path is as long as the levels above it, so a 100,000-level document
+// would otherwise cost gigabytes). 64 levels is far more than a column
+// needs; query engines choke on nested types much earlier. codec's JSON
+// decoder has its own, larger, bound (1000), so such records are dead
+// letters when indexed.
+const MaxDepth = 64
+
+// ErrTooDeep is wrapped by the Add error for a value nested deeper than
+// MaxDepth.
+var ErrTooDeep = errors.New("JSON nested too deep to infer")
+
 // ErrConflict is wrapped by the Struct error for a path that held an
 // object or an array in some records and another kind in others.
 var ErrConflict = errors.New("conflicting JSON types")
@@ -50,7 +63,8 @@ type shape struct {
 }
 
 // Add merges one record value into the inferred type. Errors: the value is
-// not valid JSON, has a key twice in one object, or is not an object (such
+// not valid JSON, has a key twice in one object, nests objects and arrays
+// deeper than MaxDepth (ErrTooDeep), or is not an object (such
 // records are dead letters: the caller skips them). A failed Add changes
 // nothing but the record count.
 func (i *Inferrer) Add(value []byte) error {
@@ -346,7 +360,7 @@ func article(k kind) string {
 func parse(b []byte) (*val, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
-	v, err := parseValue(dec, "")
+	v, err := parseValue(dec, "", 0)
 	if err != nil {
 		return nil, err
 	}
@@ -367,10 +381,18 @@ func token(dec *json.Decoder) (json.Token, error) {
 	return tok, nil
 }
 
-func parseValue(dec *json.Decoder, path string) (*val, error) {
+// parseValue parses the value at path, depth objects and arrays deep.
+func parseValue(dec *json.Decoder, path string, depth int) (*val, error) {
 	tok, err := token(dec)
 	if err != nil {
 		return nil, err
+	}
+	if d, ok := tok.(json.Delim); ok && (d == '[' || d == '{') && depth == MaxDepth {
+		if path == "" {
+			path = "(top level)"
+		}
+		return nil, fmt.Errorf("%w: field %s: an %s at depth %d, deeper than %d levels",
+			ErrTooDeep, path, map[json.Delim]string{'[': "array", '{': "object"}[d], depth+1, MaxDepth)
 	}
 	switch t := tok.(type) {
 	case nil:
@@ -385,7 +407,7 @@ func parseValue(dec *json.Decoder, path string) (*val, error) {
 		if t == '[' {
 			v := &val{kind: kArray}
 			for dec.More() {
-				e, err := parseValue(dec, join(path, "element"))
+				e, err := parseValue(dec, join(path, "element"), depth+1)
 				if err != nil {
 					return nil, err
 				}
@@ -411,7 +433,7 @@ func parseValue(dec *json.Decoder, path string) (*val, error) {
 				return nil, fmt.Errorf("field %s: the key appears twice in one object", join(path, key))
 			}
 			seen[key] = true
-			e, err := parseValue(dec, join(path, key))
+			e, err := parseValue(dec, join(path, key), depth+1)
 			if err != nil {
 				return nil, err
 			}

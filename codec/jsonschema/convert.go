@@ -18,6 +18,13 @@ import (
 // recursive definition, a schema that accepts any value).
 var ErrUnsupported = errors.New("unsupported JSON Schema")
 
+// MaxDepth is the deepest nesting of types Convert accepts: a struct
+// field, list element or map value is one level below its parent, the
+// top-level properties are at level 1. Deeper is refused (ErrUnsupported)
+// before the nested schema is read: each level's path is as long as the
+// levels above it, and query engines choke on nested types far earlier.
+const MaxDepth = 64
+
 // hint ends the errors about fields whose values could be anything.
 const hint = "declare the field, or use value format json with a schema file"
 
@@ -56,7 +63,9 @@ const hint = "declare the field, or use value format json with a schema file"
 // an object with properties, a recursive $ref (named), tuples
 // (prefixItems, items as an array), unions other than with null, allOf
 // with more than one schema, {} / true schemas, objects without
-// properties or an additionalProperties schema, type null alone.
+// properties or an additionalProperties schema, type null alone, types
+// nested deeper than MaxDepth. A document nested deeper than 1000 levels
+// is invalid JSON here.
 func Convert(s *wire.Schema) (iceberg.Type, error) {
 	if s == nil {
 		return nil, errors.New("no schema")
@@ -94,6 +103,18 @@ type doc struct {
 type converter struct {
 	byName map[string]*doc // by reference name, and by absolute $id
 	stack  []*node         // the $ref targets being expanded, to tell recursion
+	depth  int             // types nested above the one being converted
+}
+
+// nested converts n, the type of a field, list element or map value at
+// path, one level below the type being converted.
+func (c *converter) nested(d *doc, n *node, path string) (iceberg.Type, bool, error) {
+	if c.depth == MaxDepth {
+		return nil, false, unsupported(path, "types nested deeper than %d levels", MaxDepth)
+	}
+	c.depth++
+	defer func() { c.depth-- }()
+	return c.convert(d, n, path)
 }
 
 func (c *converter) load(name, text string) (*doc, error) {
@@ -311,7 +332,7 @@ func (c *converter) typed(d *doc, n *node, name, path string) (iceberg.Type, err
 		case items.kind == kArray:
 			return nil, unsupported(path, "items is an array: a tuple has no Iceberg type (use one schema for items)")
 		}
-		elem, null, err := c.convert(d, items, join(path, "element"))
+		elem, null, err := c.nested(d, items, join(path, "element"))
 		if err != nil {
 			return nil, err
 		}
@@ -331,7 +352,7 @@ func (c *converter) object(d *doc, n *node, path string) (iceberg.Type, error) {
 		if addl == nil || (addl.kind == kBool && !addl.b) {
 			return nil, unsupported(path, "object without properties: it has no fields; %s", hint)
 		}
-		val, _, err := c.convert(d, addl, join(path, "value"))
+		val, _, err := c.nested(d, addl, join(path, "value"))
 		if err != nil {
 			return nil, err
 		}
@@ -351,7 +372,7 @@ func (c *converter) object(d *doc, n *node, path string) (iceberg.Type, error) {
 	fields := make([]iceberg.NestedField, 0, len(props.keys))
 	for i, name := range props.keys {
 		ps := props.vals[i]
-		t, null, err := c.convert(d, ps, join(path, name))
+		t, null, err := c.nested(d, ps, join(path, name))
 		if err != nil {
 			return nil, err
 		}

@@ -47,12 +47,17 @@ func (n *node) get(key string) *node {
 	return nil
 }
 
+// maxDocumentDepth bounds the nesting of objects and arrays in a schema
+// document, as codec's JSON decoder bounds a record's (1000): a deeper
+// one is refused before it is walked.
+const maxDocumentDepth = 1000
+
 // parse reads one JSON document. Duplicate keys in an object are an error:
 // which of the two a reader honours differs between libraries.
 func parse(text string) (*node, error) {
 	dec := json.NewDecoder(bytes.NewReader([]byte(text)))
 	dec.UseNumber()
-	n, err := parseValue(dec)
+	n, err := parseValue(dec, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -74,10 +79,14 @@ func token(dec *json.Decoder) (json.Token, error) {
 	return tok, nil
 }
 
-func parseValue(dec *json.Decoder) (*node, error) {
+// parseValue parses the value depth objects and arrays deep.
+func parseValue(dec *json.Decoder, depth int) (*node, error) {
 	tok, err := token(dec)
 	if err != nil {
 		return nil, err
+	}
+	if d, ok := tok.(json.Delim); ok && (d == '[' || d == '{') && depth == maxDocumentDepth {
+		return nil, fmt.Errorf("invalid JSON: nested deeper than %d levels", maxDocumentDepth)
 	}
 	switch t := tok.(type) {
 	case nil:
@@ -92,7 +101,7 @@ func parseValue(dec *json.Decoder) (*node, error) {
 		if t == '[' {
 			n := &node{kind: kArray}
 			for dec.More() {
-				e, err := parseValue(dec)
+				e, err := parseValue(dec, depth+1)
 				if err != nil {
 					return nil, err
 				}
@@ -113,7 +122,7 @@ func parseValue(dec *json.Decoder) (*node, error) {
 			if n.get(key) != nil {
 				return nil, fmt.Errorf("invalid JSON: key %q appears twice in one object", key)
 			}
-			v, err := parseValue(dec)
+			v, err := parseValue(dec, depth+1)
 			if err != nil {
 				return nil, err
 			}

@@ -21,8 +21,9 @@ import (
 //
 // Errors: a schema that does not compile, a message index out of range,
 // a recursive message (`message a.Node is recursive (field a.Node.next)`),
-// a group field, google.protobuf.Empty/Struct/Value/ListValue, or a
-// message without fields.
+// a group field, google.protobuf.Empty/Struct/Value/ListValue, a
+// message without fields, or messages nested deeper than MaxDepth
+// (`field a.a….a: messages nested deeper than 64 levels`).
 func Convert(s *wire.Schema, indexes []int) (iceberg.Type, error) {
 	md, err := message(s, indexes)
 	if err != nil {
@@ -31,6 +32,13 @@ func Convert(s *wire.Schema, indexes []int) (iceberg.Type, error) {
 	c := converter{}
 	return c.message(md, "")
 }
+
+// MaxDepth is the deepest nesting of message fields Convert accepts: the
+// selected message's fields are at level 1, a message field's fields one
+// level below it. Deeper is refused before the nested message is read:
+// each level's path is as long as the levels above it, and query engines
+// choke on nested types far earlier.
+const MaxDepth = 64
 
 type converter struct {
 	id    int
@@ -42,6 +50,9 @@ func (c *converter) next() int { c.id++; return c.id }
 func (c *converter) message(md protoreflect.MessageDescriptor, path string) (*iceberg.StructType, error) {
 	if err := refuseMessage(md, path); err != nil {
 		return nil, err
+	}
+	if len(c.stack) == MaxDepth {
+		return nil, fmt.Errorf("field %s: messages nested deeper than %d levels", path, MaxDepth)
 	}
 	for _, n := range c.stack {
 		if n == md.FullName() {
