@@ -3,7 +3,6 @@ package schemas_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sync"
 	"testing"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/minkhq/mink/codec"
 	"github.com/minkhq/mink/codec/wire"
 	"github.com/minkhq/mink/internal/pgtest"
 	"github.com/minkhq/mink/internal/testkit"
@@ -19,53 +17,6 @@ import (
 	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 )
-
-// fakeSource is a registry in memory; down makes every fetch an outage.
-type fakeSource struct {
-	mu      sync.Mutex
-	byID    map[int]*wire.Schema
-	down    bool
-	fetches int
-}
-
-func (f *fakeSource) SchemaByID(_ context.Context, id int) (*wire.Schema, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.fetches++
-	if f.down {
-		return nil, fmt.Errorf("%w: registry down", outage.ErrUnavailable)
-	}
-	s, ok := f.byID[id]
-	if !ok {
-		return nil, fmt.Errorf("schema id %d: %w", id, schemas.ErrNotFound)
-	}
-	return s, nil
-}
-
-func (f *fakeSource) Latest(ctx context.Context, _ string) (*wire.Schema, error) {
-	return f.SchemaByID(ctx, 1)
-}
-
-// Subjects: id 5 belongs to another subject; the others to every test
-// table's value subject.
-func (f *fakeSource) Subjects(ctx context.Context, id int) ([]string, error) {
-	if _, err := f.SchemaByID(ctx, id); err != nil {
-		return nil, err
-	}
-	if id == 5 {
-		return []string{"payments-value"}, nil
-	}
-	return []string{"orders-value", "t-value"}, nil
-}
-
-func jsonSchema(id int, props string, required ...string) *wire.Schema {
-	req, _ := json.Marshal(required)
-	if required == nil {
-		req = []byte("[]")
-	}
-	return &wire.Schema{ID: id, Type: wire.TypeJSON,
-		Text: fmt.Sprintf(`{"type":"object","properties":{%s},"required":%s}`, props, req)}
-}
 
 func record(p int32, offset int64, id int, payload string) *kgo.Record {
 	return &kgo.Record{Partition: p, Offset: offset, Value: append(wire.AppendHeader(nil, id, nil), payload...)}
@@ -79,21 +30,11 @@ func record(p int32, offset int64, id int, payload string) *kgo.Record {
 func TestStoreEvolution(t *testing.T) {
 	ctx := context.Background()
 	pool, _ := pgtest.Pool(t)
-	src := &fakeSource{byID: map[int]*wire.Schema{
-		1: jsonSchema(1, `"id":{"type":"integer"},"customer":{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}`, "id", "customer"),
-		2: jsonSchema(2, `"id":{"type":"integer"},"customer":{"type":"object","properties":{"id":{"type":"integer"},"details":{"type":"object","properties":{"name":{"type":"string"}}}},"required":["id"]}`, "id", "customer"),
-		3: jsonSchema(3, `"id":{"type":"string"}`, "id"),
-		5: jsonSchema(5, `"id":{"type":"integer"},"amount":{"type":"number"}`, "id"),
-	}}
-	conv, err := codec.ConvertWriter(codec.JSONSchema, src.byID[1], nil)
-	require.NoError(t, err)
-	sc, _, err := schemas.Initial(codec.Raw, codec.JSONSchema, codec.Columns(conv, false))
-	require.NoError(t, err)
-	declared, err := json.Marshal(iceberg.NewSchema(0, schemas.Columns(sc)...))
-	require.NoError(t, err)
-	tbl, err := tables.Create(ctx, pool, testkit.Warehouse, tables.Definition{Namespace: "app", Name: "orders", Topic: "orders",
-		ValueFormat: "json-schema", Schema: declared}, []tables.PartitionStart{{Partition: 0}})
-	require.NoError(t, err)
+	first := testkit.JSONSchema(1, `"id":{"type":"integer"},"customer":{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}`, "id", "customer")
+	src := testkit.NewRegistry("orders-value", first, testkit.JSONSchema(2, `"id":{"type":"integer"},"customer":{"type":"object","properties":{"id":{"type":"integer"},"details":{"type":"object","properties":{"name":{"type":"string"}}}},"required":["id"]}`, "id", "customer"), testkit.JSONSchema(3, `"id":{"type":"string"}`, "id"))
+	src.Add(testkit.JSONSchema(5, `"id":{"type":"integer"},"amount":{"type":"number"}`, "id"), true)
+	tbl := testkit.CreateTable(t, pool, testkit.RegistryDefinition(t, tables.Definition{Namespace: "app", Name: "orders", Topic: "orders",
+		ValueFormat: "json-schema"}, first))
 	require.Equal(t, "orders-value", tbl.Properties[tables.PropSubject])
 
 	store := schemas.NewStore(pool, src)
@@ -141,7 +82,7 @@ func TestStoreEvolution(t *testing.T) {
 	infos, err := schemas.WriterSchemas(ctx, pool, tbl.ID)
 	require.NoError(t, err)
 	require.Len(t, infos, 5)
-	require.Equal(t, `value: schema id 5 is not a version of subject "orders-value" (it is a version of "payments-value")`, infos[4].Error)
+	require.Equal(t, `value: schema id 5 is not a version of subject "orders-value" (it is a version of "other-value")`, infos[4].Error)
 	require.Equal(t, 0, *infos[0].SchemaID)
 	require.Equal(t, 1, *infos[1].SchemaID)
 	require.Nil(t, infos[2].SchemaID)
@@ -149,10 +90,8 @@ func TestStoreEvolution(t *testing.T) {
 	require.Equal(t, "value: schema id 99 is not in the schema registry", infos[3].Error)
 
 	// An outage is an error, and decides nothing.
-	src.mu.Lock()
-	src.down = true
-	src.byID[4] = jsonSchema(4, `"id":{"type":"integer"},"note":{"type":"string"}`)
-	src.mu.Unlock()
+	src.SetDown(true)
+	src.Add(testkit.JSONSchema(4, `"id":{"type":"integer"},"note":{"type":"string"}`), false)
 	_, _, err = store.Build(ctx, tbl, []*kgo.Record{record(0, 6, 4, `{"id":6,"note":"n"}`)}, -1)
 	require.ErrorIs(t, err, outage.ErrUnavailable)
 	infos, err = schemas.WriterSchemas(ctx, pool, tbl.ID)
@@ -165,13 +104,13 @@ func TestStoreEvolution(t *testing.T) {
 	again, version, err := other.Build(ctx, tbl, mixed, -1)
 	require.NoError(t, err)
 	require.Equal(t, 1, version)
-	first, _, err := store.Build(ctx, tbl, mixed, -1)
+	mine, _, err := store.Build(ctx, tbl, mixed, -1)
 	require.NoError(t, err)
-	require.Equal(t, first.Data.SHA256, again.Data.SHA256)
+	require.Equal(t, mine.Data.SHA256, again.Data.SHA256)
 	// A rebuild by version gives the same bytes too.
 	byVersion, _, err := other.Build(ctx, tbl, mixed, 1)
 	require.NoError(t, err)
-	require.Equal(t, first.Data.SHA256, byVersion.Data.SHA256)
+	require.Equal(t, mine.Data.SHA256, byVersion.Data.SHA256)
 	// An id no store has decided waits for the registry there as well.
 	_, _, err = other.Build(ctx, tbl, []*kgo.Record{record(0, 6, 4, `{"id":6,"note":"n"}`)}, -1)
 	require.ErrorIs(t, err, outage.ErrUnavailable)
@@ -194,19 +133,10 @@ func fieldIDs(s *iceberg.Schema, names ...string) []int {
 func TestStoreConcurrentDecision(t *testing.T) {
 	ctx := context.Background()
 	pool, _ := pgtest.Pool(t)
-	src := &fakeSource{byID: map[int]*wire.Schema{
-		1: jsonSchema(1, `"id":{"type":"integer"}`, "id"),
-		2: jsonSchema(2, `"id":{"type":"integer"},"extra":{"type":"string"}`, "id"),
-	}}
-	conv, err := codec.ConvertWriter(codec.JSONSchema, src.byID[1], nil)
-	require.NoError(t, err)
-	sc, _, err := schemas.Initial(codec.Raw, codec.JSONSchema, codec.Columns(conv, false))
-	require.NoError(t, err)
-	declared, err := json.Marshal(iceberg.NewSchema(0, schemas.Columns(sc)...))
-	require.NoError(t, err)
-	tbl, err := tables.Create(ctx, pool, testkit.Warehouse, tables.Definition{Namespace: "app", Name: "t", Topic: "t",
-		ValueFormat: "json-schema", Schema: declared}, []tables.PartitionStart{{Partition: 0}})
-	require.NoError(t, err)
+	v1 := testkit.JSONSchema(1, `"id":{"type":"integer"}`, "id")
+	src := testkit.NewRegistry("t-value", v1, testkit.JSONSchema(2, `"id":{"type":"integer"},"extra":{"type":"string"}`, "id"))
+	tbl := testkit.CreateTable(t, pool, testkit.RegistryDefinition(t, tables.Definition{Namespace: "app", Name: "t", Topic: "t",
+		ValueFormat: "json-schema"}, v1))
 	recs := []*kgo.Record{record(0, 0, 2, `{"id":1,"extra":"e"}`)}
 	var wg sync.WaitGroup
 	versions := make([]int, 8)
@@ -298,19 +228,10 @@ func TestStoreInferAroundConflict(t *testing.T) {
 func TestStoreJSONSchemaRefinement(t *testing.T) {
 	ctx := context.Background()
 	pool, _ := pgtest.Pool(t)
-	src := &fakeSource{byID: map[int]*wire.Schema{
-		1: jsonSchema(1, `"id":{"type":"integer"},"score":{"type":"number"},"code":{"type":"string"}`, "id"),
-		2: jsonSchema(2, `"id":{"type":"integer"},"score":{"type":"integer"},"code":{"type":"integer"}`, "id"),
-	}}
-	conv, err := codec.ConvertWriter(codec.JSONSchema, src.byID[1], nil)
-	require.NoError(t, err)
-	sc, _, err := schemas.Initial(codec.Raw, codec.JSONSchema, codec.Columns(conv, false))
-	require.NoError(t, err)
-	declared, err := json.Marshal(iceberg.NewSchema(0, schemas.Columns(sc)...))
-	require.NoError(t, err)
-	tbl, err := tables.Create(ctx, pool, testkit.Warehouse, tables.Definition{Namespace: "app", Name: "t", Topic: "t",
-		ValueFormat: "json-schema", Schema: declared}, []tables.PartitionStart{{Partition: 0}})
-	require.NoError(t, err)
+	v1 := testkit.JSONSchema(1, `"id":{"type":"integer"},"score":{"type":"number"},"code":{"type":"string"}`, "id")
+	src := testkit.NewRegistry("t-value", v1, testkit.JSONSchema(2, `"id":{"type":"integer"},"score":{"type":"integer"},"code":{"type":"integer"}`, "id"))
+	tbl := testkit.CreateTable(t, pool, testkit.RegistryDefinition(t, tables.Definition{Namespace: "app", Name: "t", Topic: "t",
+		ValueFormat: "json-schema"}, v1))
 	res, version, err := schemas.NewStore(pool, src).Build(ctx, tbl, []*kgo.Record{record(0, 0, 2, `{"id":1,"score":3,"code":7}`)}, schemas.Choose)
 	require.NoError(t, err)
 	require.Equal(t, 0, version)

@@ -2,16 +2,12 @@ package writer_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/apache/iceberg-go"
 	"github.com/stretchr/testify/require"
 
-	"github.com/minkhq/mink/codec"
 	"github.com/minkhq/mink/codec/wire"
 	"github.com/minkhq/mink/commit"
 	"github.com/minkhq/mink/indexer"
@@ -21,32 +17,6 @@ import (
 	"github.com/minkhq/mink/writer"
 )
 
-// memRegistry is a schema registry in memory whose subject is "rj-value".
-type memRegistry struct {
-	mu   sync.Mutex
-	byID map[int]*wire.Schema
-}
-
-func (m *memRegistry) SchemaByID(_ context.Context, id int) (*wire.Schema, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if s, ok := m.byID[id]; ok {
-		return s, nil
-	}
-	return nil, schemas.ErrNotFound
-}
-
-func (m *memRegistry) Latest(ctx context.Context, _ string) (*wire.Schema, error) {
-	return m.SchemaByID(ctx, 1)
-}
-
-func (m *memRegistry) Subjects(ctx context.Context, id int) ([]string, error) {
-	if _, err := m.SchemaByID(ctx, id); err != nil {
-		return nil, err
-	}
-	return []string{"rj-value"}, nil
-}
-
 // A new registry version makes old dead letters decodable: on a
 // json-schema table that dead-letters unknown fields, records carrying a
 // field the first schema lacked are dead letters; a second schema version
@@ -54,16 +24,10 @@ func (m *memRegistry) Subjects(ctx context.Context, id int) ([]string, error) {
 // repair moves the old records into the table, each in exactly one table.
 func TestRepairAfterRegistryVersion(t *testing.T) {
 	ctx := context.Background()
-	v1 := &wire.Schema{ID: 1, Type: wire.TypeJSON, Text: `{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}`}
-	reg := &memRegistry{byID: map[int]*wire.Schema{1: v1}}
-	conv, err := codec.ConvertWriter(codec.JSONSchema, v1, nil)
-	require.NoError(t, err)
-	sc, _, err := schemas.Initial(codec.Raw, codec.JSONSchema, codec.Columns(conv, false))
-	require.NoError(t, err)
-	declared, err := json.Marshal(iceberg.NewSchema(0, schemas.Columns(sc)...))
-	require.NoError(t, err)
-	f := testkit.NewFixture(t, 1, tables.Definition{Namespace: "t", Name: "rj", Topic: "rj", ValueFormat: "json-schema",
-		Schema: declared, Properties: map[string]string{"mink.json.unknown-fields": "dead-letter"}})
+	v1 := testkit.JSONSchema(1, `"id":{"type":"integer"}`, "id")
+	reg := testkit.NewRegistry("rj-value", v1)
+	f := testkit.NewFixture(t, 1, testkit.RegistryDefinition(t, tables.Definition{Namespace: "t", Name: "rj", Topic: "rj",
+		ValueFormat: "json-schema", Properties: map[string]string{"mink.json.unknown-fields": "dead-letter"}}, v1))
 	pool, kc, tbl := f.Pool, f.Client, f.Table
 	dlq, err := tables.DLQ(ctx, pool, tbl.ID)
 	require.NoError(t, err)
@@ -93,10 +57,7 @@ func TestRepairAfterRegistryVersion(t *testing.T) {
 	require.EqualValues(t, 2, live(dlq.ID))
 
 	// Version 2 of the subject adds note; its first record evolves the table.
-	reg.mu.Lock()
-	reg.byID[2] = &wire.Schema{ID: 2, Type: wire.TypeJSON,
-		Text: `{"type":"object","properties":{"id":{"type":"integer"},"note":{"type":"string"}},"required":["id"]}`}
-	reg.mu.Unlock()
+	reg.Add(testkit.JSONSchema(2, `"id":{"type":"integer"},"note":{"type":"string"}`, "id"), false)
 	f.ProduceTo(t, 0, value(2, `{"id":4,"note":"c"}`))
 	testkit.WaitFor(t, "commit up to 4", committed(4))
 	newest, err := store.Newest(ctx, tbl.ID)
