@@ -198,18 +198,8 @@ func (l *Loader) extend(ctx context.Context, base *commit.Head, offs map[int32]k
 			if _, err := base.Parsed(); err != nil {
 				return nil, err
 			}
-			err := l.build(ctx, t, src, tailOf(base.Ends, offs), built, have, schemas.Choose)
-			var ua *schemas.UnavailableAt
-			if errors.As(err, &ua) {
-				// The registry cannot give a writer schema of this tail:
-				// the load takes the partition up to that record and
-				// answers (docs/design.md §4.7); the records from it on
-				// wait for the registry.
-				offs = clampTail(offs, ua.Partition, ua.Offset)
-				attempt--
-				continue
-			}
-			if err != nil {
+			var err error
+			if _, offs, err = l.buildUpTo(ctx, t, src, tailOf(base.Ends, offs), base.Ends, offs, built, have, schemas.Choose); err != nil {
 				return nil, err
 			}
 		}
@@ -220,6 +210,27 @@ func (l *Loader) extend(ctx context.Context, base *commit.Head, offs map[int32]k
 			continue
 		}
 		return h, err
+	}
+}
+
+// buildUpTo builds tail (see build). When the writer schema of a record
+// can be neither read nor fetched (schemas.UnavailableAt: the registry is
+// down, or, under the row lock, the schema is not decided yet), it lowers
+// that partition's end in offs to the record, takes the tail from ends
+// again and builds that: the load answers with each partition up to such
+// a record, and the records from it on wait (docs/design.md §4.7). It
+// returns the tail built and the offsets it covers.
+func (l *Loader) buildUpTo(ctx context.Context, t, src *tables.Table, tail []tailRange, ends map[int32]int64,
+	offs map[int32]kafka.Offsets, built map[tailRange]*commit.TailFile, have map[tailRange]bool, version int) (
+	[]tailRange, map[int32]kafka.Offsets, error) {
+	for {
+		err := l.build(ctx, t, src, tail, built, have, version)
+		var ua *schemas.UnavailableAt
+		if !errors.As(err, &ua) {
+			return tail, offs, err
+		}
+		offs = clampTail(offs, ua.Partition, ua.Offset)
+		tail = tailOf(ends, offs)
 	}
 }
 
@@ -261,20 +272,13 @@ func (l *Loader) store(ctx context.Context, base *commit.Head, offs map[int32]ka
 		if err != nil {
 			return err
 		}
-		for underLock {
+		if underLock {
 			// Under the row lock, a build must not decide a writer schema
 			// (that takes this row lock and a second connection): one
 			// not decided yet stops the partition there, as an outage does.
-			err := l.build(ctx, t, src, want, built, have, schemas.ChooseDecided)
-			var ua *schemas.UnavailableAt
-			if !errors.As(err, &ua) {
-				if err != nil {
-					return err
-				}
-				break
+			if want, _, err = l.buildUpTo(ctx, t, src, want, h.Ends, offs, built, have, schemas.ChooseDecided); err != nil {
+				return err
 			}
-			offs = clampTail(offs, ua.Partition, ua.Offset)
-			want = tailOf(h.Ends, offs)
 		}
 		var ends map[int32]int64
 		if add, ends, err = gather(t, want, built, have); err != nil {
