@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -238,4 +239,28 @@ func (a *idAllocator) typ(t iceberg.Type, path string) (iceberg.Type, error) {
 	default:
 		return nil, fmt.Errorf("field %s: type %s: %w by the json decoder", path, t, ErrUnsupported)
 	}
+}
+
+// MaxSchemaJSON bounds a table schema's JSON, in bytes. Every manifest
+// carries the schema JSON in its Avro header, and the Avro writer under
+// iceberg-go (twmb/avro's ocf) refuses a metadata value above 1 MiB: a
+// larger schema makes a table that can never commit (about 17,000 columns
+// with short names). Half of it leaves room for the rest of the header.
+const MaxSchemaJSON = 512 << 10
+
+// ErrSchemaTooLarge is wrapped by CheckSchemaSize's errors.
+var ErrSchemaTooLarge = errors.New("table schema too large")
+
+// CheckSchemaSize returns an error wrapping ErrSchemaTooLarge when the
+// JSON of schema is larger than MaxSchemaJSON.
+func CheckSchemaSize(schema *iceberg.Schema) error {
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return err
+	}
+	if len(b) > MaxSchemaJSON {
+		return fmt.Errorf("%w: its JSON takes %d bytes (%d fields), more than %d (manifests carry it in an Avro header limited to 1 MiB)",
+			ErrSchemaTooLarge, len(b), schema.HighestFieldID(), MaxSchemaJSON)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package codec_test
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -227,4 +228,21 @@ func TestRegistryTableSchema(t *testing.T) {
 	require.False(t, m.ValueRequired, "iceberg-go v0.7.0 cannot scan required map values")
 	require.Equal(t, 1, codec.KeyColumns(codec.Avro))
 	require.Equal(t, 0, codec.KeyColumns(codec.String))
+}
+
+// A schema whose JSON passes MaxSchemaJSON is refused: manifests could not
+// carry it (found by a trial: 50,000 inferred columns made a table that
+// never committed).
+func TestCheckSchemaSize(t *testing.T) {
+	wide := func(n int) *iceberg.Schema {
+		fields := make([]iceberg.NestedField, n)
+		for i := range fields {
+			fields[i] = iceberg.NestedField{ID: i + 1, Name: fmt.Sprintf("k%d", i), Type: iceberg.PrimitiveTypes.String}
+		}
+		return iceberg.NewSchema(0, fields...)
+	}
+	require.NoError(t, codec.CheckSchemaSize(wide(1000)))
+	err := codec.CheckSchemaSize(wide(50000))
+	require.ErrorIs(t, err, codec.ErrSchemaTooLarge)
+	require.ErrorContains(t, err, "(50000 fields), more than 524288")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/minkhq/mink/codec"
 	"github.com/minkhq/mink/codec/infer"
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/pgstore"
@@ -78,7 +79,7 @@ func (s *Store) inferNew(ctx context.Context, t *tables.Table, records []*kgo.Re
 			next, changed, err := evolveRole(cur, t.KeyFormat, false, added)
 			if err != nil {
 				var inc *IncompatibleError
-				if errors.As(err, &inc) {
+				if errors.As(err, &inc) || errors.Is(err, codec.ErrSchemaTooLarge) {
 					continue // this record's shape does not fit: its fields stay out
 				}
 				return err

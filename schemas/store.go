@@ -538,7 +538,11 @@ func evolveRole(latest *iceberg.Schema, keyFormat codec.Format, key bool, cols [
 	} else {
 		out = append(append(out, fields[1:1+nk]...), Columns(next)...)
 	}
-	return iceberg.NewSchema(latest.ID+1, out...), true, nil
+	evolved := iceberg.NewSchema(latest.ID+1, out...)
+	if err := codec.CheckSchemaSize(evolved); err != nil {
+		return latest, false, err
+	}
+	return evolved, true, nil
 }
 
 // registrySchema returns registry schema id: cached, stored, or fetched

@@ -3,6 +3,8 @@ package schemas_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -236,5 +238,28 @@ func TestStoreJSONSchemaRefinement(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 0, version)
 	require.Nil(t, res.DLQ)
+	require.EqualValues(t, 1, res.Data.Stats.RecordCount)
+}
+
+// Inference never grows a schema past codec.MaxSchemaJSON: the fields of a
+// record that would stay out (counted as unknown), the table keeps
+// committing.
+func TestStoreInferBounded(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := pgtest.Pool(t)
+	declared := `{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":false}]}`
+	tbl, err := tables.Create(ctx, pool, testkit.Warehouse, tables.Definition{Namespace: "app", Name: "wide", Topic: "wide",
+		ValueFormat: "json", Infer: true, Schema: json.RawMessage(declared)}, []tables.PartitionStart{{Partition: 0}})
+	require.NoError(t, err)
+	var b strings.Builder
+	b.WriteString(`{"id":1`)
+	for i := range 50000 {
+		fmt.Fprintf(&b, `,"k%d":"v"`, i)
+	}
+	b.WriteString(`}`)
+	res, version, err := schemas.NewStore(pool, nil).Build(ctx, tbl, []*kgo.Record{{Partition: 0, Offset: 0, Value: []byte(b.String())}}, schemas.Choose)
+	require.NoError(t, err)
+	require.Equal(t, 0, version)
+	require.EqualValues(t, 50000, res.Unknown)
 	require.EqualValues(t, 1, res.Data.Stats.RecordCount)
 }

@@ -303,6 +303,9 @@ func Schemas(def *Definition) (table, dlq *iceberg.Schema, err error) {
 		}
 	}
 	table, err = codec.TableSchema(codec.Format(def.KeyFormat), codec.Format(def.ValueFormat), declared)
+	if err == nil {
+		err = codec.CheckSchemaSize(table)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}

@@ -1,10 +1,14 @@
 package tables_test
 
 import (
+	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/minkhq/mink/codec"
 	"github.com/minkhq/mink/tables"
 )
 
@@ -85,4 +89,22 @@ func TestRegistryFormatDefinitions(t *testing.T) {
 		require.NoError(t, err, "%s/%s", d.KeyFormat, d.ValueFormat)
 		require.Equal(t, "id", table.Fields()[len(table.Fields())-1].Name)
 	}
+}
+
+// A declared schema too large for a manifest's Avro header is refused at
+// create (codec.MaxSchemaJSON).
+func TestSchemaTooLarge(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"type":"struct","fields":[`)
+	for i := range 50000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id":%d,"name":"k%d","type":"string","required":false}`, i+1, i)
+	}
+	b.WriteString(`]}`)
+	_, _, err := tables.Schemas(&tables.Definition{Namespace: "a", Name: "b", Topic: "t", ValueFormat: "json",
+		Schema: json.RawMessage(b.String())})
+	require.ErrorIs(t, err, tables.ErrInvalid)
+	require.ErrorIs(t, err, codec.ErrSchemaTooLarge)
 }
