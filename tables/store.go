@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -61,6 +62,28 @@ const (
 	// evolves with new fields (Definition.Infer).
 	PropInfer = "mink.json.infer"
 )
+
+// PropTargetFileSize is Iceberg's write.target-file-size-bytes: the size in
+// bytes below which the writer assembles adjacent data files of a
+// partition into one (docs/design.md §4.6, "assembly"). A positive
+// integer; default DefaultTargetFileSize.
+const PropTargetFileSize = "write.target-file-size-bytes"
+
+// DefaultTargetFileSize is PropTargetFileSize's default, 64 MiB: a cold
+// read of a file is one build on one node (Kafka fetch plus encoding, about
+// 1 s for 64 MiB on the bench machine), while engines split bigger files
+// into tasks that then wait on that one build; smaller files mean more
+// files per query (writer/assembly_bench_test.go; docs/design.md §4.6).
+const DefaultTargetFileSize = 64 << 20
+
+// TargetFileSize is t's PropTargetFileSize (validated at create), or
+// DefaultTargetFileSize.
+func (t *Table) TargetFileSize() int64 {
+	if n, err := strconv.ParseInt(t.Properties[PropTargetFileSize], 10, 64); err == nil && n > 0 {
+		return n
+	}
+	return DefaultTargetFileSize
+}
 
 // Infers reports whether t's json schema is inferred (PropInfer).
 func (t *Table) Infers() bool { return t.Properties[PropInfer] == "true" }

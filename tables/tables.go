@@ -268,6 +268,10 @@ func validate(def *Definition) error {
 			if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
 				return fmt.Errorf("%w: property %s must be a non-negative integer, not %q", ErrInvalid, k, v)
 			}
+		case PropTargetFileSize:
+			if n, err := strconv.ParseInt(v, 10, 64); err != nil || n <= 0 {
+				return fmt.Errorf("%w: property %s must be a positive integer (bytes), not %q", ErrInvalid, k, v)
+			}
 		case icebergmeta.PropManifestMergeEnabled:
 			if v != "true" && v != "false" {
 				return fmt.Errorf("%w: property %s must be true or false, not %q", ErrInvalid, k, v)

@@ -25,13 +25,16 @@ func TestDefinitionProperties(t *testing.T) {
 		{"commit.manifest.min-count-to-merge": ""},
 		{"commit.manifest.target-size-bytes": "8MiB"},
 		{"commit.manifest-merge.enabled": "yes"},
+		{"write.target-file-size-bytes": "0"},
+		{"write.target-file-size-bytes": "-1"},
+		{"write.target-file-size-bytes": "64MiB"},
 	} {
 		_, _, err := tables.Schemas(def(props))
 		require.ErrorIs(t, err, tables.ErrInvalid, "%v", props)
 	}
 	_, _, err := tables.Schemas(def(map[string]string{"history.expire.max-snapshot-age-ms": "5000",
 		"history.expire.min-snapshots-to-keep": "3", "commit.manifest.min-count-to-merge": "100",
-		"commit.manifest.target-size-bytes": "8388608", "commit.manifest-merge.enabled": "false", "owner": "anything"}))
+		"commit.manifest.target-size-bytes": "8388608", "commit.manifest-merge.enabled": "false", "write.target-file-size-bytes": "1048576", "owner": "anything"}))
 	require.NoError(t, err)
 }
 

@@ -8,11 +8,12 @@
 // partitions.
 //
 // Every few commit intervals it also expires files below Kafka's log start
-// and re-indexes files whose rebuild no longer matches (expiry.go). Every
+// and re-indexes files whose rebuild no longer matches (expiry.go), and
+// assembles adjacent small files of a partition into one (assembly.go). Every
 // commit, a load's too, expires the oldest snapshots (icebergmeta,
 // history.expire.max-snapshot-age-ms, mink.history.max-snapshots);
-// collection deletes what only expired snapshots referenced. Assembly and
-// statistics files come later.
+// collection deletes what only expired snapshots referenced. Statistics
+// files come later.
 package writer
 
 import (
@@ -100,11 +101,19 @@ func (w *Writer) Run(ctx context.Context, l cluster.Lease) error {
 var errTableDeleted = errors.New("writer: table deleted")
 
 // schedule says when the writer's duties beyond the commit run
-// (docs/design.md §4.6): expiry every expiryInterval, the partition check
-// and collection every checkInterval. A writer's first round runs both.
+// (docs/design.md §4.6): expiry and assembly every expiryInterval, the
+// partition check and collection every checkInterval. A writer's first
+// round runs them all.
 type schedule struct {
 	expiryInterval, checkInterval time.Duration
 	lastExpiry, lastCheck         time.Time
+	lastAssembly                  time.Time
+}
+
+// assemblyDue reports whether assembly runs at now (every expiryInterval,
+// after expiry), and if so counts it as run.
+func (s *schedule) assemblyDue(now time.Time) bool {
+	return due(now, &s.lastAssembly, s.expiryInterval)
 }
 
 // expiryDue reports whether expiry runs at now, and if so counts it as run.
@@ -149,6 +158,13 @@ func (w *Writer) round(ctx context.Context, l cluster.Lease, s *schedule, log *s
 			return err
 		} else if err != nil && ctx.Err() == nil {
 			log.Warn("writer: expiry failed, will retry", "err", err)
+		}
+	}
+	if s.assemblyDue(time.Now()) {
+		if err := w.assemble(ctx, l, t, dlq); errors.Is(err, pgstore.ErrFenced) {
+			return err
+		} else if err != nil && ctx.Err() == nil {
+			log.Warn("writer: assembly failed, will retry", "err", err)
 		}
 	}
 	if s.checkDue(time.Now()) {

@@ -1,0 +1,145 @@
+package writer
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/minkhq/mink/commit"
+	"github.com/minkhq/mink/datafile"
+)
+
+// file is a committed live data file of this encoder version for the
+// assembly tests.
+func asmFile(dlq bool, p int32, start, end, size int64, schema int) assemblyFile {
+	return assemblyFile{dlq: dlq, key: "k", partition: p, start: start, end: end, size: size, records: end - start,
+		schema: schema, encoder: datafile.EncoderVersion, committed: true}
+}
+
+// okSpans are contiguous spans of one partition with sizes.
+func okSpans(sizes ...int64) []span {
+	var out []span
+	var off int64
+	for _, s := range sizes {
+		out = append(out, span{partition: 0, start: off, end: off + 10, size: s, ok: true})
+		off += 10
+	}
+	return out
+}
+
+// ranges returns each group's joint range.
+func ranges(groups [][]span) [][2]int64 {
+	var out [][2]int64
+	for _, g := range groups {
+		out = append(out, [2]int64{g[0].start, g[len(g)-1].end})
+	}
+	return out
+}
+
+// TestPlanAssembly: the grouping rule of docs/design.md §4.6 ("assembly").
+func TestPlanAssembly(t *testing.T) {
+	t.Run("small files become one", func(t *testing.T) {
+		require.Equal(t, [][2]int64{{0, 50}}, ranges(planAssembly(okSpans(1, 1, 1, 1, 1), 100)))
+	})
+	t.Run("a group closes once it reaches the target", func(t *testing.T) {
+		require.Equal(t, [][2]int64{{0, 30}, {30, 60}}, ranges(planAssembly(okSpans(40, 40, 40, 40, 40, 40, 40), 100)),
+			"the last file stays alone")
+	})
+	t.Run("big files alone are left alone", func(t *testing.T) {
+		require.Empty(t, planAssembly(okSpans(100, 200, 150), 100))
+		require.Equal(t, [][2]int64{{10, 30}}, ranges(planAssembly(okSpans(100, 5, 100, 100), 100)),
+			"a small file before a big one joins it")
+	})
+	t.Run("breaks: partition, gap, schema version, not ok", func(t *testing.T) {
+		ss := okSpans(1, 1, 1, 1, 1, 1, 1, 1)
+		ss[2].schema = 1 // [20, 30) has another version
+		ss[4].ok = false
+		ss[6].start, ss[6].end = ss[6].start+1, ss[6].end+1 // a gap before [61, 71)
+		ss[7].start, ss[7].end = ss[6].end, ss[6].end+10
+		require.Equal(t, [][2]int64{{0, 20}, {61, 81}}, ranges(planAssembly(ss, 100)))
+		ss = append(okSpans(1, 1), okSpans(1, 1)...)
+		ss[2].partition, ss[3].partition = 1, 1
+		ss[2].start, ss[2].end, ss[3].start, ss[3].end = 0, 10, 10, 20
+		require.Len(t, planAssembly(ss, 100), 2, "one group per partition")
+	})
+}
+
+// TestPlanAssemblyBound is the property of docs/design.md §4.6: after
+// assembly a partition whose spans may all be assembled holds at most
+// ceil(bytes/target) + 2 files; groups are runs of two or more adjacent
+// spans, each span in at most one, and every group but the partition's
+// last reaches the target.
+func TestPlanAssemblyBound(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 5000; i++ {
+		target := 1 + r.Int64N(1000)
+		n := r.IntN(60)
+		sizes := make([]int64, n)
+		var total int64
+		for j := range sizes {
+			switch r.IntN(4) {
+			case 0:
+				sizes[j] = 1 + r.Int64N(3*target) // any size, also above the target
+			default:
+				sizes[j] = 1 + r.Int64N(target/4+1) // small
+			}
+			total += sizes[j]
+		}
+		ss := okSpans(sizes...)
+		groups := planAssembly(ss, target)
+		files := n
+		next := int64(0)
+		for gi, g := range groups {
+			require.GreaterOrEqual(t, len(g), 2)
+			var sum int64
+			for k, s := range g {
+				if k > 0 {
+					require.Equal(t, g[k-1].end, s.start, "adjacent")
+				}
+				require.GreaterOrEqual(t, s.start, next, "each span in one group at most")
+				sum += s.size
+			}
+			next = g[len(g)-1].end
+			if gi < len(groups)-1 {
+				require.GreaterOrEqual(t, sum, target, "a closed group reaches the target")
+			}
+			files -= len(g) - 1
+		}
+		bound := int((total+target-1)/target) + 2
+		require.LessOrEqual(t, files, bound, "sizes %v target %d groups %v", sizes, target, ranges(groups))
+	}
+}
+
+// TestSpans: files of the table and of its dead-letter table pair into
+// spans by range; what may be assembled.
+func TestSpans(t *testing.T) {
+	lim := assemblyLimits{logStart: map[int32]int64{0: 10}, tableEnds: map[int32]int64{0: 100}, dlqEnds: map[int32]int64{0: 90}}
+	files := []assemblyFile{
+		asmFile(false, 0, 0, 20, 5, 0),  // below the log start
+		asmFile(false, 0, 20, 30, 5, 0), // with its dead letters
+		asmFile(true, 0, 20, 30, 1, 0),
+		asmFile(true, 0, 30, 40, 1, 0),   // only dead letters
+		asmFile(false, 0, 40, 50, 5, 1),  // another schema version
+		asmFile(false, 0, 50, 60, 5, 0),  // marked for re-indexing
+		asmFile(false, 0, 60, 70, 5, 0),  // uncommitted
+		asmFile(false, 0, 70, 80, 5, 0),  // under a tail file
+		asmFile(false, 0, 80, 95, 5, 0),  // past the dead-letter table's content end
+		asmFile(false, 0, 95, 100, 5, 0), // with a misaligned dead-letter file
+		asmFile(true, 0, 96, 100, 1, 0),
+	}
+	files[5].needsRebuild = true
+	files[6].committed = false
+	lim.tails = []*commit.TailFile{{Partition: 0, Start: 75, End: 78}}
+	lim.dlqEnds[0] = 90
+	ss := spans(files, lim)
+	var got []bool
+	for _, s := range ss {
+		got = append(got, s.ok)
+	}
+	require.Equal(t, []bool{false, true, true, true, false, false, false, false, false, false}, got)
+	require.EqualValues(t, 6, ss[1].size, "both tables' bytes")
+	require.NotNil(t, ss[1].table)
+	require.NotNil(t, ss[1].dlq)
+	require.Nil(t, ss[2].table)
+}
