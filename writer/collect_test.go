@@ -29,7 +29,9 @@ import (
 func TestSnapshotExpiryAndCollection(t *testing.T) {
 	ctx := context.Background()
 	f := testkit.NewFixture(t, 1, tables.Definition{Namespace: "t", Name: "c", Topic: "c", ValueFormat: "raw",
-		Properties: map[string]string{"history.expire.max-snapshot-age-ms": "200", "commit.manifest.min-count-to-merge": "3"}})
+		Properties: map[string]string{"history.expire.max-snapshot-age-ms": "200", "commit.manifest.min-count-to-merge": "3",
+			// No assembly: files removed below the log start are the ones collected.
+			tables.PropTargetFileSize: "1"}})
 	pool, kf, kc, tbl := f.Pool, f.Cluster, f.Client, f.Table
 	cl := f.Producer(t, kgo.DefaultProduceTopic("c"))
 	count := func(q string, args ...any) (n int) {

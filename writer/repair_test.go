@@ -28,8 +28,9 @@ import (
 func TestRepair(t *testing.T) {
 	ctx := context.Background()
 	f := testkit.NewFixture(t, 1, tables.Definition{Namespace: "t", Name: "r", Topic: "r", ValueFormat: "json",
-		Schema:     json.RawMessage(`{"type":"struct","fields":[{"id":1,"name":"id","type":"long","required":false}]}`),
-		Properties: map[string]string{"mink.json.unknown-fields": "dead-letter"}})
+		Schema: json.RawMessage(`{"type":"struct","fields":[{"id":1,"name":"id","type":"long","required":false}]}`),
+		// No assembly: the test's ranges stay files of their own.
+		Properties: map[string]string{"mink.json.unknown-fields": "dead-letter", tables.PropTargetFileSize: "1"}})
 	pool, kc, tbl := f.Pool, f.Client, f.Table
 	dlq, err := tables.DLQ(ctx, pool, tbl.ID)
 	require.NoError(t, err)
@@ -202,8 +203,9 @@ func TestRepair(t *testing.T) {
 func TestRepairConcurrent(t *testing.T) {
 	ctx := context.Background()
 	f := testkit.NewFixture(t, 2, tables.Definition{Namespace: "t", Name: "c", Topic: "c", ValueFormat: "json",
-		Schema:     json.RawMessage(`{"type":"struct","fields":[{"id":1,"name":"id","type":"long","required":false}]}`),
-		Properties: map[string]string{"mink.json.unknown-fields": "dead-letter"}})
+		Schema: json.RawMessage(`{"type":"struct","fields":[{"id":1,"name":"id","type":"long","required":false}]}`),
+		// No assembly: the ranges counted below stay as they are.
+		Properties: map[string]string{"mink.json.unknown-fields": "dead-letter", tables.PropTargetFileSize: "1"}})
 	pool, kc, tbl := f.Pool, f.Client, f.Table
 	dlq, err := tables.DLQ(ctx, pool, tbl.ID)
 	require.NoError(t, err)
