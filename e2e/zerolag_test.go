@@ -70,6 +70,7 @@ func TestZeroLagLineage(t *testing.T) {
 	var lat []time.Duration
 	handedOut := map[int64]bool{}
 	var ops = map[string]int{}
+	maxFiles := 0
 	began := time.Now()
 	for round := 0; round < rounds; round++ {
 		p := int32(rng.IntN(partitions))
@@ -145,6 +146,12 @@ func TestZeroLagLineage(t *testing.T) {
 				end = r[1]
 			}
 			require.GreaterOrEqual(t, end, next[part], "round %d partition %d: acknowledged offsets missing from the load (files %v)", round, part, rs)
+			// Assembly (§4.6) keeps the files of a partition few: one
+			// assembled file, the indexed files and the tail files of the
+			// last assembly interval (7.5 s here). Without it they grow
+			// by one per flush interval and load (hundreds by the end).
+			maxFiles = max(maxFiles, len(rs))
+			require.LessOrEqual(t, len(rs), maxFilesPerPartition, "round %d partition %d: files %v", round, part, rs)
 		}
 		if round%100 == 99 {
 			t.Logf("round %d at %v: last loads %v, %d files planned, %d snapshots in the metadata", round+1,
@@ -164,13 +171,16 @@ func TestZeroLagLineage(t *testing.T) {
 		loadSnapshots += metricValue(t, n.URL(), `mink_load_snapshots_total`)
 		files += metricValue(t, n.URL(), `mink_tail_files_total`)
 	}
-	t.Logf("%d rounds, %d loads: %d distinct snapshots handed out, %.0f committed by loads (%.0f tail files); snapshots walked by operation %v; load latency p50 %v p99 %v",
-		rounds, len(lat), len(handedOut), loadSnapshots, files, ops, lat[len(lat)/2], lat[len(lat)*99/100])
+	t.Logf("%d rounds, %d loads: %d distinct snapshots handed out, %.0f committed by loads (%.0f tail files); snapshots walked by operation %v; load latency p50 %v p99 %v; at most %d files per partition",
+		rounds, len(lat), len(handedOut), loadSnapshots, files, ops, lat[len(lat)/2], lat[len(lat)*99/100], maxFiles)
 	require.Positive(t, loadSnapshots, "loads committed tail snapshots")
 	require.Positive(t, ops["replace"], "the writer replaced tail files")
 }
 
-// catalogs returns an iceberg-go REST catalog of each node of env.
+// maxFilesPerPartition bounds the data files of a partition that
+// TestZeroLagLineage plans at any round (with assembly, docs/design.md §4.6).
+const maxFilesPerPartition = 40
+
 // readRecords reads every row of the loaded table tbl and returns its
 // values by partition and offset; a row seen twice fails the test.
 func readRecords(t *testing.T, tbl *table.Table, what string) map[pk]string {
