@@ -69,12 +69,15 @@ const (
 // integer; default DefaultTargetFileSize.
 const PropTargetFileSize = "write.target-file-size-bytes"
 
-// DefaultTargetFileSize is PropTargetFileSize's default, 64 MiB: a cold
-// read of a file is one build on one node (Kafka fetch plus encoding, about
-// 1 s for 64 MiB on the bench machine), while engines split bigger files
-// into tasks that then wait on that one build; smaller files mean more
-// files per query (writer/assembly_bench_test.go; docs/design.md §4.6).
-const DefaultTargetFileSize = 64 << 20
+// DefaultTargetFileSize is PropTargetFileSize's default, 16 MiB. A cold
+// read of a file is one build on one node, and its cost follows the
+// records, not the file: flight records encode about 10:1, so a 16 MiB
+// file is about 176 MiB of records, a 2.7 s build and more than 1 GiB of
+// Go heap at its peak (writer.BenchmarkAssemblyBuild); a 64 MiB one would be
+// about 11 s on one node while the engine's other tasks wait for it.
+// Mink builds different files on different owners in parallel, so more
+// files per query cost little next to that (docs/design.md §4.6).
+const DefaultTargetFileSize = 16 << 20
 
 // TargetFileSize is t's PropTargetFileSize (validated at create), or
 // DefaultTargetFileSize.
