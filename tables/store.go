@@ -69,15 +69,17 @@ const (
 // integer; default DefaultTargetFileSize.
 const PropTargetFileSize = "write.target-file-size-bytes"
 
-// DefaultTargetFileSize is PropTargetFileSize's default, 16 MiB. A cold
-// read of a file is one build on one node, and its cost follows the
-// records, not the file: flight records encode about 10:1, so a 16 MiB
-// file is about 176 MiB of records, a 2.7 s build and more than 1 GiB of
-// Go heap at its peak (writer.BenchmarkAssemblyBuild); a 64 MiB one would be
-// about 11 s on one node while the engine's other tasks wait for it.
-// Mink builds different files on different owners in parallel, so more
-// files per query cost little next to that (docs/design.md §4.6).
-const DefaultTargetFileSize = 16 << 20
+// DefaultTargetFileSize is PropTargetFileSize's default, 8 MiB. A cold
+// read of a file is one build on one node, and a build's time and memory
+// follow the file's records, not its bytes: flight records encode about
+// 10:1, so an 8 MiB file is 1 million records (88 MiB), a 1.5 to 2 s build
+// holding about 360 MiB of Go heap, and a 16 MiB one twice that, near the
+// default --memory-limit of 1 GiB (writer.BenchmarkAssemblyBuild,
+// docs/design.md §4.6). Incompressible values build at about 150 MiB/s,
+// and the indexer's 16 MiB ranges of them already pass the target. Mink
+// builds different files on different owners in parallel, so more files
+// per query cost little next to a longer build on one node.
+const DefaultTargetFileSize = 8 << 20
 
 // TargetFileSize is t's PropTargetFileSize (validated at create), or
 // DefaultTargetFileSize.
