@@ -85,8 +85,12 @@ func spans(files []assemblyFile, lim assemblyLimits) []span {
 		}
 		out = append(out, s)
 	}
+	reach := -1 // the span reaching furthest in the partition so far
 	for i := range out {
 		s := &out[i]
+		if i == 0 || out[i-1].partition != s.partition {
+			reach = -1
+		}
 		o, ok := lim.logStart[s.partition]
 		s.ok = ok && s.start >= o && s.end <= lim.tableEnds[s.partition] && s.end <= lim.dlqEnds[s.partition]
 		for _, f := range []*assemblyFile{s.table, s.dlq} {
@@ -96,8 +100,11 @@ func spans(files []assemblyFile, lim assemblyLimits) []span {
 		}
 		// Overlapping spans (files of one table and of the other that do
 		// not align) are left alone.
-		if i > 0 && out[i-1].partition == s.partition && out[i-1].end > s.start {
-			s.ok, out[i-1].ok = false, false
+		if reach >= 0 && out[reach].end > s.start {
+			s.ok, out[reach].ok = false, false
+		}
+		if reach < 0 || s.end > out[reach].end {
+			reach = i
 		}
 		for _, tl := range lim.tails {
 			if tl.Partition == s.partition && tl.Start < s.end && tl.End > s.start {

@@ -142,4 +142,14 @@ func TestSpans(t *testing.T) {
 	require.NotNil(t, ss[1].table)
 	require.NotNil(t, ss[1].dlq)
 	require.Nil(t, ss[2].table)
+
+	// A file that covers several of the other table's files: none of them
+	// is assembled.
+	ss = spans([]assemblyFile{asmFile(false, 0, 10, 40, 5, 0), asmFile(true, 0, 20, 30, 1, 0),
+		asmFile(true, 0, 30, 40, 1, 0), asmFile(false, 0, 40, 50, 1, 0)}, lim)
+	got = nil
+	for _, s := range ss {
+		got = append(got, s.ok)
+	}
+	require.Equal(t, []bool{false, false, false, true}, got)
 }
