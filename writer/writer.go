@@ -257,8 +257,9 @@ func (w *Writer) fencedTx(ctx context.Context, l cluster.Lease, fn func(tx pgx.T
 // snapshots expired more than CollectAfter ago referenced: their rows,
 // their manifest lists, the manifests no remaining snapshot lists, and the
 // rows of data files and tail files removed before every remaining
-// snapshot; and metadata JSON files that are neither current nor in the
-// current metadata's metadata-log. Waiting CollectAfter lets an engine
+// snapshot; the Puffin statistics files of collected snapshots; and
+// metadata JSON files that are neither current nor in the current
+// metadata's metadata-log. Waiting CollectAfter lets an engine
 // finish reading a snapshot it loaded just before it expired.
 func (w *Writer) collectExpired(ctx context.Context, tx pgx.Tx, t *tables.Table) error {
 	rows, err := tx.Query(ctx, collectSnapshotsSQL, t.ID, w.cfg.CollectAfter.Microseconds())
@@ -311,6 +312,6 @@ func (w *Writer) collectExpired(ctx context.Context, tx pgx.Tx, t *tables.Table)
 	for sf := range md.Statistics() {
 		keep = append(keep, tables.Key(sf.StatisticsPath))
 	}
-	_, err = tx.Exec(ctx, collectStatisticsSQL, t.ID, keep, metadataJSONDelay.Microseconds())
+	_, err = tx.Exec(ctx, collectStatisticsSQL, t.ID, keep)
 	return err
 }
