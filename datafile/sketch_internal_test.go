@@ -99,13 +99,13 @@ func TestColumnSketchesAndNaN(t *testing.T) {
 	f64 := func(v float64) []byte { return le64(math.Float64bits(v)) }
 	javaBig := func(v int64) []byte { return bigEndianTwos(big.NewInt(v)) }
 	want := map[int][]byte{
-		1: sketchOf(t, []byte{1}, []byte{0}),
-		2: sketchOf(t, le32(7), le32(math.MaxUint32), le32(0)),
-		3: sketchOf(t, f64(nan), f64(1.5), f64(2)),
-		5: sketchOf(t, f32(float32(nan)), f32(1), f32(3)),
-		6: sketchOf(t, []byte("a"), []byte("b")),
-		7: sketchOf(t, javaBig(12345), javaBig(-12345), javaBig(0), javaBig(128), javaBig(-128)),
-		8: sketchOf(t, u1[:], u2[:]),
+		1:  sketchOf(t, []byte{1}, []byte{0}),
+		2:  sketchOf(t, le32(7), le32(math.MaxUint32), le32(0)),
+		3:  sketchOf(t, f64(nan), f64(1.5), f64(2)),
+		5:  sketchOf(t, f32(float32(nan)), f32(1), f32(3)),
+		6:  sketchOf(t, []byte("a"), []byte("b")),
+		7:  sketchOf(t, javaBig(12345), javaBig(-12345), javaBig(0), javaBig(128), javaBig(-128)),
+		8:  sketchOf(t, u1[:], u2[:]),
 		11: sketchOf(t, le32(19000), le32(19001), le32(19002)),
 	}
 	require.Equal(t, want, map[int][]byte(sk))
