@@ -114,7 +114,32 @@ type colSketch struct {
 	pbuf    [16]byte
 	plen    int
 	prev    []byte
+	prevU   uint64 // the previous 4- or 8-byte value (feed32, feed64)
 	hasPrev bool
+}
+
+// feed64 feeds a value whose serialization is the 8 bytes of v
+// little-endian. UpdateInt64 hashes exactly those bytes (MurmurHash3 of one
+// long is that of its 8 bytes little-endian; the golden vectors pin it),
+// without going through a buffer.
+func (c *colSketch) feed64(v uint64) {
+	if c.hasPrev && v == c.prevU {
+		return
+	}
+	_ = c.sk.UpdateInt64(int64(v))
+	c.prevU, c.hasPrev = v, true
+}
+
+// feed32 is feed64 for 4 bytes little-endian. It hashes the bytes:
+// datasketches-go v0.2.0's UpdateInt32 hashes a negative int otherwise
+// (TestColumnSketchesAndNaN caught it).
+func (c *colSketch) feed32(v uint32) {
+	if c.hasPrev && uint64(v) == c.prevU {
+		return
+	}
+	binary.LittleEndian.PutUint32(c.buf[:], v)
+	_ = c.sk.UpdateBytes(c.buf[:4])
+	c.prevU, c.hasPrev = uint64(v), true
 }
 
 // feed updates the sketch with v unless it equals the previous value.
@@ -187,7 +212,7 @@ func (w *sketchWalk) field(f iceberg.NestedField, arr arrow.Array, valid []bool)
 		arr = ext.Storage() // uuid: its 16 bytes
 	}
 	c := &w.c
-	c.sk, c.nans, c.prev, c.plen, c.hasPrev = NewSketch(), 0, nil, 0, false
+	c.sk, c.nans, c.prev, c.plen, c.prevU, c.hasPrev = NewSketch(), 0, nil, 0, 0, false
 	all := valid == nil && arr.NullN() == 0
 	ok := func(i int) bool { return all || (arr.IsValid(i) && (valid == nil || valid[i])) }
 	n := arr.Len()
@@ -206,40 +231,35 @@ func (w *sketchWalk) field(f iceberg.NestedField, arr arrow.Array, valid []bool)
 		vs := a.Int32Values()
 		for i := range n {
 			if ok(i) {
-				binary.LittleEndian.PutUint32(c.buf[:], uint32(vs[i]))
-				c.feedFixed(4)
+				c.feed32(uint32(vs[i]))
 			}
 		}
 	case *array.Date32:
 		vs := a.Date32Values()
 		for i := range n {
 			if ok(i) {
-				binary.LittleEndian.PutUint32(c.buf[:], uint32(vs[i]))
-				c.feedFixed(4)
+				c.feed32(uint32(vs[i]))
 			}
 		}
 	case *array.Int64:
 		vs := a.Int64Values()
 		for i := range n {
 			if ok(i) {
-				binary.LittleEndian.PutUint64(c.buf[:], uint64(vs[i]))
-				c.feedFixed(8)
+				c.feed64(uint64(vs[i]))
 			}
 		}
 	case *array.Timestamp:
 		vs := a.TimestampValues()
 		for i := range n {
 			if ok(i) {
-				binary.LittleEndian.PutUint64(c.buf[:], uint64(vs[i]))
-				c.feedFixed(8)
+				c.feed64(uint64(vs[i]))
 			}
 		}
 	case *array.Time64:
 		vs := a.Time64Values()
 		for i := range n {
 			if ok(i) {
-				binary.LittleEndian.PutUint64(c.buf[:], uint64(vs[i]))
-				c.feedFixed(8)
+				c.feed64(uint64(vs[i]))
 			}
 		}
 	case *array.Float32:
@@ -250,8 +270,7 @@ func (w *sketchWalk) field(f iceberg.NestedField, arr arrow.Array, valid []bool)
 					c.nans++
 				}
 				// Java's ByteBuffer.putFloat: the raw bits.
-				binary.LittleEndian.PutUint32(c.buf[:], math.Float32bits(vs[i]))
-				c.feedFixed(4)
+				c.feed32(math.Float32bits(vs[i]))
 			}
 		}
 		w.nans[f.ID] = c.nans
@@ -262,8 +281,7 @@ func (w *sketchWalk) field(f iceberg.NestedField, arr arrow.Array, valid []bool)
 				if vs[i] != vs[i] {
 					c.nans++
 				}
-				binary.LittleEndian.PutUint64(c.buf[:], math.Float64bits(vs[i]))
-				c.feedFixed(8)
+				c.feed64(math.Float64bits(vs[i]))
 			}
 		}
 		w.nans[f.ID] = c.nans

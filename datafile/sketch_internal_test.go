@@ -59,8 +59,10 @@ func TestColumnSketchesAndNaN(t *testing.T) {
 		iceberg.NestedField{ID: 8, Name: "u", Type: iceberg.PrimitiveTypes.UUID},
 		iceberg.NestedField{ID: 9, Name: "l", Type: &iceberg.ListType{ElementID: 10, Element: iceberg.PrimitiveTypes.Float64}},
 		iceberg.NestedField{ID: 11, Name: "day", Type: iceberg.PrimitiveTypes.Date},
+		iceberg.NestedField{ID: 12, Name: "n", Type: iceberg.PrimitiveTypes.Int64},
+		iceberg.NestedField{ID: 13, Name: "ts", Type: iceberg.PrimitiveTypes.TimestampTz},
 	)
-	require.Equal(t, []int{1, 2, 3, 5, 6, 7, 8, 11}, SketchedFields(sc))
+	require.Equal(t, []int{1, 2, 3, 5, 6, 7, 8, 11, 12, 13}, SketchedFields(sc))
 	asc, err := arrowSchema(sc)
 	require.NoError(t, err)
 	rb := array.NewRecordBuilder(memory.NewGoAllocator(), asc)
@@ -70,7 +72,7 @@ func TestColumnSketchesAndNaN(t *testing.T) {
 	// Rows: 0..4.
 	rb.Field(0).(*array.BooleanBuilder).AppendValues([]bool{true, true, false, false, true}, []bool{true, true, true, false, true})
 	rb.Field(1).(*array.Int32Builder).AppendValues([]int32{7, 7, 7, -1, 0}, nil)
-	rb.Field(2).(*array.Float64Builder).AppendValues([]float64{nan, 1.5, nan, 0, 2}, []bool{true, true, true, false, true})
+	rb.Field(2).(*array.Float64Builder).AppendValues([]float64{nan, -1.5, nan, 0, 2}, []bool{true, true, true, false, true})
 	sb := rb.Field(3).(*array.StructBuilder)
 	sb.AppendValues([]bool{true, true, false, true, true})
 	// Row 2's struct is null: its children's values do not count.
@@ -87,6 +89,8 @@ func TestColumnSketchesAndNaN(t *testing.T) {
 		lb.ValueBuilder().(*array.Float64Builder).Append(nan)
 	}
 	rb.Field(7).(*array.Date32Builder).AppendValues([]arrow.Date32{19000, 19000, 19001, 19002, 19000}, nil)
+	rb.Field(8).(*array.Int64Builder).AppendValues([]int64{-1, math.MinInt64, 5, 5, -1}, nil)
+	rb.Field(9).(*array.TimestampBuilder).AppendValues([]arrow.Timestamp{-1000000, 0, 1700000000000000, 0, 0}, nil)
 	rec := rb.NewRecordBatch()
 	defer rec.Release()
 
@@ -101,15 +105,17 @@ func TestColumnSketchesAndNaN(t *testing.T) {
 	want := map[int][]byte{
 		1:  sketchOf(t, []byte{1}, []byte{0}),
 		2:  sketchOf(t, le32(7), le32(math.MaxUint32), le32(0)),
-		3:  sketchOf(t, f64(nan), f64(1.5), f64(2)),
+		3:  sketchOf(t, f64(nan), f64(-1.5), f64(2)),
 		5:  sketchOf(t, f32(float32(nan)), f32(1), f32(3)),
 		6:  sketchOf(t, []byte("a"), []byte("b")),
 		7:  sketchOf(t, javaBig(12345), javaBig(-12345), javaBig(0), javaBig(128), javaBig(-128)),
 		8:  sketchOf(t, u1[:], u2[:]),
 		11: sketchOf(t, le32(19000), le32(19001), le32(19002)),
+		12: sketchOf(t, le64(math.MaxUint64), le64(1<<63), le64(5)),
+		13: sketchOf(t, le64(uint64(1<<64-1000000)), le64(0), le64(1700000000000000)),
 	}
 	require.Equal(t, want, map[int][]byte(sk))
-	for id, n := range map[int]float64{1: 2, 2: 3, 3: 3, 5: 3, 6: 2, 7: 5, 8: 2, 11: 3} {
+	for id, n := range map[int]float64{1: 2, 2: 3, 3: 3, 5: 3, 6: 2, 7: 5, 8: 2, 11: 3, 12: 3, 13: 3} {
 		require.Equal(t, n, estimate(t, sk[id]), "field %d", id)
 	}
 
