@@ -16,8 +16,8 @@ type StatisticsInput struct {
 	MetadataLocation string
 	Parsed           table.Metadata
 	// File is the statistics file (Iceberg spec, "Table Statistics"): its
-	// snapshot must be in the metadata. It replaces any statistics file of
-	// that snapshot.
+	// snapshot must be in the metadata. It replaces every statistics file
+	// the metadata lists (see SetStatistics).
 	File table.StatisticsFile
 	// CommitUUID names the new metadata file; zero means a random one.
 	CommitUUID uuid.UUID
@@ -35,9 +35,13 @@ type MetadataUpdate struct {
 var ErrSnapshotGone = fmt.Errorf("icebergmeta: statistics: snapshot not in the metadata")
 
 // SetStatistics returns the next metadata file of in: the same snapshots and
-// refs, with in.File in "statistics" (iceberg-go's MetadataBuilder; the
-// builder drops the statistics of snapshots a later commit expires), named
-// "<location>/metadata/<NNNNN+1>-<uuid>.metadata.json" like a commit's.
+// refs, with in.File the only entry of "statistics" (iceberg-go's
+// MetadataBuilder), named "<location>/metadata/<NNNNN+1>-<uuid>.metadata.json"
+// like a commit's. Only the newest file is listed: Trino takes the
+// statistics of the nearest ancestor of the snapshot it reads that has any,
+// older Spark releases the first listed, newer ones only the exact snapshot's; one
+// entry serves them all as well as several would, and keeps the metadata
+// small.
 func SetStatistics(in StatisticsInput) (*MetadataUpdate, error) {
 	version, err := metadataVersion(in.MetadataLocation)
 	if err != nil {
@@ -55,6 +59,13 @@ func SetStatistics(in StatisticsInput) (*MetadataUpdate, error) {
 	b, err := table.MetadataBuilderFromBase(base, in.MetadataLocation)
 	if err != nil {
 		return nil, err
+	}
+	for sf := range base.Statistics() {
+		if sf.SnapshotID != in.File.SnapshotID {
+			if err := b.RemoveStatistics(sf.SnapshotID); err != nil {
+				return nil, fmt.Errorf("icebergmeta: statistics: %w", err)
+			}
+		}
 	}
 	if err := b.SetStatistics(in.File); err != nil {
 		return nil, fmt.Errorf("icebergmeta: statistics: %w", err)
