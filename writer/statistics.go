@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 
 	"github.com/apache/datasketches-go/theta"
 	"github.com/apache/iceberg-go/puffin"
@@ -27,7 +28,43 @@ var (
 	liveSketchesSQL string
 	//go:embed sql/collect_statistics.sql
 	collectStatisticsSQL string
+	//go:embed sql/rows_removed_since.sql
+	rowsRemovedSinceSQL string
 )
+
+// merged is the union of the sketches of one table's files the writer
+// merged last: a later round merges only the files added since, unless a
+// snapshot in between may have removed rows (a union cannot take values
+// out). A replace keeps the rows it moves, so the files it removes leave
+// the union exact.
+type merged struct {
+	seq    int64                // sequence number of the snapshot merged
+	files  map[string]bool      // the keys merged
+	unions map[int]*theta.Union // by field id
+}
+
+// mergedCache holds each table's merged sketches, by table id.
+type mergedCache struct {
+	mu     sync.Mutex
+	tables map[int64]*merged
+}
+
+func (c *mergedCache) take(id int64) *merged {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.tables[id]
+	delete(c.tables, id)
+	return m
+}
+
+func (c *mergedCache) put(id int64, m *merged) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tables == nil {
+		c.tables = map[int64]*merged{}
+	}
+	c.tables[id] = m
+}
 
 // PuffinCreatedBy is the created-by of Mink's Puffin files (Puffin spec,
 // file properties).
@@ -104,52 +141,15 @@ func (w *Writer) buildStatistics(ctx context.Context, t, src *tables.Table) (*ta
 		return nil, nil, fmt.Errorf("writer: statistics of %s: current snapshot %d not in its metadata", t.FullName(), snapID)
 	}
 	fields := datafile.SketchedFields(md.CurrentSchema())
-	unions := make(map[int]*theta.Union, len(fields))
-	for _, id := range fields {
-		if unions[id], err = theta.NewUnion(theta.WithUnionLgK(datafile.SketchLgK), theta.WithUnionSeed(datafile.SketchSeed)); err != nil {
-			return nil, nil, err
-		}
-	}
-	rows, err := tx.Query(ctx, liveSketchesSQL, t.ID)
-	if err != nil {
+	m, err := w.merge(ctx, tx, t, snap.SequenceNumber, fields)
+	if err != nil || m == nil {
 		return nil, nil, err
-	}
-	var raw []byte
-	missing := false
-	if _, err := pgx.ForEachRow(rows, []any{&raw}, func() error {
-		if raw == nil {
-			missing = true
-			return nil
-		}
-		sks, err := datafile.UnmarshalSketches(raw)
-		if err != nil {
-			return err
-		}
-		// A field a file has no sketch of is not in the schema version
-		// it was encoded with: its values there are all null.
-		for id, b := range sks {
-			u := unions[id]
-			if u == nil {
-				continue // a field of a list or map element, or dropped
-			}
-			sk, err := theta.Decode(b, datafile.SketchSeed)
-			if err != nil {
-				return fmt.Errorf("field %d: %w", id, err)
-			}
-			if err := u.Update(sk); err != nil {
-				return fmt.Errorf("field %d: %w", id, err)
-			}
-		}
-		return nil
-	}); err != nil {
-		return nil, nil, fmt.Errorf("writer: statistics of %s: %w", t.FullName(), err)
-	}
-	if missing {
-		return nil, nil, nil
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return nil, nil, err
 	}
+	w.merged.put(t.ID, m)
+	unions := m.unions
 	var buf bytes.Buffer
 	pw, err := puffin.NewWriter(&buf)
 	if err != nil {
@@ -189,4 +189,84 @@ func (w *Writer) buildStatistics(ctx context.Context, t, src *tables.Table) (*ta
 	sf := &table.StatisticsFile{SnapshotID: snapID, StatisticsPath: loc, FileSizeInBytes: int64(buf.Len()),
 		FileFooterSizeInBytes: int64(buf.Len()) - blobsEnd, BlobMetadata: blobs}
 	return sf, &icebergmeta.OutputFile{Location: loc, Content: buf.Bytes()}, nil
+}
+
+// merge returns the union of the sketches of t's live files for the
+// snapshot of sequence number seq, read in tx: the previous round's union
+// plus the files added since when no snapshot in between may have removed
+// rows, else all of them. It returns nil when a live file has no sketches
+// (recorded before they were kept).
+func (w *Writer) merge(ctx context.Context, tx pgx.Tx, t *tables.Table, seq int64, fields []int) (*merged, error) {
+	m := w.merged.take(t.ID)
+	if m != nil {
+		var removed bool
+		if err := tx.QueryRow(ctx, rowsRemovedSinceSQL, t.ID, m.seq, seq).Scan(&removed); err != nil {
+			return nil, err
+		}
+		if removed || seq < m.seq {
+			m = nil
+		}
+	}
+	if m == nil {
+		m = &merged{files: map[string]bool{}, unions: map[int]*theta.Union{}}
+	}
+	for _, id := range fields {
+		if m.unions[id] == nil {
+			u, err := theta.NewUnion(theta.WithUnionLgK(datafile.SketchLgK), theta.WithUnionSeed(datafile.SketchSeed))
+			if err != nil {
+				return nil, err
+			}
+			m.unions[id] = u
+		}
+	}
+	known := make([]string, 0, len(m.files))
+	for k := range m.files {
+		known = append(known, k)
+	}
+	rows, err := tx.Query(ctx, liveSketchesSQL, t.ID, known)
+	if err != nil {
+		return nil, err
+	}
+	var key string
+	var raw []byte
+	var missing bool
+	live := make(map[string]bool, len(m.files))
+	anyMissing := false
+	if _, err := pgx.ForEachRow(rows, []any{&key, &raw, &missing}, func() error {
+		live[key] = true
+		if missing {
+			anyMissing = true
+			return nil
+		}
+		if m.files[key] {
+			return nil
+		}
+		sks, err := datafile.UnmarshalSketches(raw)
+		if err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		// A field a file has no sketch of is not in the schema version
+		// it was encoded with: its values there are all null.
+		for id, b := range sks {
+			u := m.unions[id]
+			if u == nil {
+				continue // a field of a list or map element
+			}
+			sk, err := theta.Decode(b, datafile.SketchSeed)
+			if err != nil {
+				return fmt.Errorf("%s field %d: %w", key, id, err)
+			}
+			if err := u.Update(sk); err != nil {
+				return fmt.Errorf("%s field %d: %w", key, id, err)
+			}
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("writer: statistics of %s: %w", t.FullName(), err)
+	}
+	if anyMissing {
+		return nil, nil
+	}
+	m.seq, m.files = seq, live
+	return m, nil
 }

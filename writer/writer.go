@@ -42,6 +42,7 @@ type Writer struct {
 	cfg     Config
 	commits *prometheus.CounterVec
 	fenced  prometheus.Counter
+	merged  mergedCache // statistics.go
 }
 
 // New returns a writer. It panics on a cfg that Validate rejects (`mink
