@@ -5,7 +5,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -47,7 +46,6 @@ func BenchmarkColumnSketches(b *testing.B) {
 		iceberg.NestedField{ID: 3, Name: "distance", Type: iceberg.PrimitiveTypes.Int64},
 		iceberg.NestedField{ID: 4, Name: "origin", Type: iceberg.PrimitiveTypes.String},
 		iceberg.NestedField{ID: 5, Name: "destination", Type: iceberg.PrimitiveTypes.String})
-	var _ arrow.RecordBatch = rec
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, _, err := columnSketches(sc, rec); err != nil {
