@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"sync"
 
 	"github.com/apache/datasketches-go/theta"
 	"github.com/apache/iceberg-go/puffin"
@@ -43,27 +42,17 @@ type merged struct {
 	unions map[int]*theta.Union // by field id
 }
 
-// mergedCache holds each table's merged sketches, by table id.
-type mergedCache struct {
-	mu     sync.Mutex
-	tables map[int64]*merged
-}
+// mergedCache holds the merged sketches of a writer lease's tables (the
+// table and its dead-letter table), by table id, for as long as Run holds
+// the lease.
+type mergedCache map[int64]*merged
 
-func (c *mergedCache) take(id int64) *merged {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	m := c.tables[id]
-	delete(c.tables, id)
+// take removes and returns the merged sketches of table id: a round that
+// fails starts from scratch next time.
+func (c mergedCache) take(id int64) *merged {
+	m := c[id]
+	delete(c, id)
 	return m
-}
-
-func (c *mergedCache) put(id int64, m *merged) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.tables == nil {
-		c.tables = map[int64]*merged{}
-	}
-	c.tables[id] = m
 }
 
 // PuffinCreatedBy is the created-by of Mink's Puffin files (Puffin spec,
@@ -82,12 +71,12 @@ const NDVProperty = "ndv"
 // "statistics" with a metadata file that changes no snapshot. A snapshot
 // with a file recorded before sketches were kept gets none. It reports
 // whether it wrote one.
-func (w *Writer) statistics(ctx context.Context, l cluster.Lease, t *tables.Table) (bool, error) {
+func (w *Writer) statistics(ctx context.Context, l cluster.Lease, t *tables.Table, cache mergedCache) (bool, error) {
 	src, err := tables.Source(ctx, w.pool, t)
 	if err != nil {
 		return false, err
 	}
-	sf, puffinFile, err := w.buildStatistics(ctx, t, src)
+	sf, puffinFile, err := w.buildStatistics(ctx, t, src, cache)
 	if err != nil || sf == nil {
 		return false, err
 	}
@@ -116,7 +105,7 @@ func (w *Writer) statistics(ctx context.Context, l cluster.Lease, t *tables.Tabl
 // buildStatistics reads t's head and its live files' sketches in one
 // database snapshot and returns the statistics file of the current
 // snapshot and its content, or nil when there is nothing to write.
-func (w *Writer) buildStatistics(ctx context.Context, t, src *tables.Table) (*table.StatisticsFile, *icebergmeta.OutputFile, error) {
+func (w *Writer) buildStatistics(ctx context.Context, t, src *tables.Table, cache mergedCache) (*table.StatisticsFile, *icebergmeta.OutputFile, error) {
 	tx, err := w.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return nil, nil, err
@@ -141,14 +130,14 @@ func (w *Writer) buildStatistics(ctx context.Context, t, src *tables.Table) (*ta
 		return nil, nil, fmt.Errorf("writer: statistics of %s: current snapshot %d not in its metadata", t.FullName(), snapID)
 	}
 	fields := datafile.SketchedFields(md.CurrentSchema())
-	m, err := w.merge(ctx, tx, t, snap.SequenceNumber, fields)
+	m, err := merge(ctx, tx, t, snap.SequenceNumber, fields, cache.take(t.ID))
 	if err != nil || m == nil {
 		return nil, nil, err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return nil, nil, err
 	}
-	w.merged.put(t.ID, m)
+	cache[t.ID] = m
 	unions := m.unions
 	var buf bytes.Buffer
 	pw, err := puffin.NewWriter(&buf)
@@ -192,12 +181,11 @@ func (w *Writer) buildStatistics(ctx context.Context, t, src *tables.Table) (*ta
 }
 
 // merge returns the union of the sketches of t's live files for the
-// snapshot of sequence number seq, read in tx: the previous round's union
-// plus the files added since when no snapshot in between may have removed
-// rows, else all of them. It returns nil when a live file has no sketches
-// (recorded before they were kept).
-func (w *Writer) merge(ctx context.Context, tx pgx.Tx, t *tables.Table, seq int64, fields []int) (*merged, error) {
-	m := w.merged.take(t.ID)
+// snapshot of sequence number seq, read in tx: m (the previous round's
+// union, or nil) plus the files added since when no snapshot in between
+// may have removed rows, else all of them. It returns nil when a live file
+// has no sketches (recorded before they were kept).
+func merge(ctx context.Context, tx pgx.Tx, t *tables.Table, seq int64, fields []int, m *merged) (*merged, error) {
 	if m != nil {
 		var removed bool
 		if err := tx.QueryRow(ctx, rowsRemovedSinceSQL, t.ID, m.seq, seq).Scan(&removed); err != nil {

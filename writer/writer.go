@@ -42,7 +42,6 @@ type Writer struct {
 	cfg     Config
 	commits *prometheus.CounterVec
 	fenced  prometheus.Counter
-	merged  mergedCache // statistics.go
 }
 
 // New returns a writer. It panics on a cfg that Validate rejects (`mink
@@ -76,7 +75,7 @@ func (w *Writer) Run(ctx context.Context, l cluster.Lease) error {
 	tick := time.NewTicker(w.cfg.CommitInterval)
 	defer tick.Stop()
 	s := schedule{expiryInterval: w.expiryInterval(), checkInterval: w.cfg.PartitionCheckInterval,
-		statsInterval: w.cfg.StatisticsInterval}
+		statsInterval: w.cfg.StatisticsInterval, merged: mergedCache{}}
 	for {
 		err := w.round(ctx, l, &s, log)
 		if errors.Is(err, errTableDeleted) {
@@ -109,6 +108,8 @@ var errTableDeleted = errors.New("writer: table deleted")
 type schedule struct {
 	expiryInterval, checkInterval, statsInterval time.Duration
 	lastExpiry, lastCheck, lastStats             time.Time
+	// merged are the sketches the statistics merged last (statistics.go).
+	merged mergedCache
 }
 
 // statsDue reports whether statistics run at now, and if so counts them as
@@ -157,7 +158,7 @@ func (w *Writer) round(ctx context.Context, l cluster.Lease, s *schedule, log *s
 			if tbl == nil {
 				continue
 			}
-			if _, err := w.statistics(ctx, l, tbl); errors.Is(err, pgstore.ErrFenced) {
+			if _, err := w.statistics(ctx, l, tbl, s.merged); errors.Is(err, pgstore.ErrFenced) {
 				return err
 			} else if err != nil && ctx.Err() == nil {
 				log.Warn("writer: statistics failed, will retry", "table", tbl.FullName(), "err", err)
