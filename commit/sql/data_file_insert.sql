@@ -1,7 +1,7 @@
 -- Record the data file of an indexed range (the indexer, in the range's
 -- fenced transaction; not committed yet), or a file the writer's expiry
--- or assembly rebuilt (committed by that snapshot; a rebuilt range takes
--- its next generation).
+-- or assembly rebuilt (committed by that snapshot, with the generation
+-- its key needs).
 -- $1 table id, $2 partition, $3 start offset, $4 end offset, $5 encoder
 -- version, $6 schema id, $7 key, $8 size, $9 sha256, $10 record count,
 -- $11 stats, $12 min timestamp, $13 max timestamp, $14 committing snapshot
