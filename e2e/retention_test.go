@@ -21,6 +21,7 @@ import (
 	"github.com/minkhq/mink/devenv"
 	"github.com/minkhq/mink/internal/clustertest"
 	"github.com/minkhq/mink/internal/testkit"
+	"github.com/minkhq/mink/tables"
 )
 
 // readBack is one load and full read of a raw table through the REST
@@ -90,7 +91,10 @@ func rawTableEnv(t *testing.T, topic string, configs map[string]string) (*devenv
 	url := env.Nodes[0].URL()
 	require.NoError(t, env.Kafka.CreateTopic(topic, 1, configs))
 	require.NoError(t, devenv.CreateTable(context.Background(), url, map[string]any{
-		"namespace": "test", "name": topic, "topic": topic, "value_format": "raw"}))
+		"namespace": "test", "name": topic, "topic": topic, "value_format": "raw",
+		// No assembly (a 1-byte target): the tests pin which range's file
+		// is dropped, rebuilt from the log start or re-indexed.
+		"properties": map[string]string{tables.PropTargetFileSize: "1"}}))
 	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...))
 	require.NoError(t, err)
 	t.Cleanup(cl.Close)
