@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -78,7 +79,10 @@ func TestStatisticsMergeIncrementally(t *testing.T) {
 	for _, s := range md.Snapshots() {
 		ops = append(ops, string(s.Summary.Operation))
 	}
-	require.Contains(t, ops, "delete", "the records below the log start were deleted")
+	// A delete, or an overwrite when assembly had joined the deleted
+	// range with a later one (the file then straddles the log start).
+	require.True(t, slices.Contains(ops, "delete") || slices.Contains(ops, "overwrite"),
+		"the records below the log start were deleted: %v", ops)
 
 	var content []byte
 	require.NoError(t, pool.QueryRow(ctx, `SELECT content FROM metadata_files WHERE path = $1`, tables.Key(sf.StatisticsPath)).Scan(&content))
