@@ -73,9 +73,9 @@ const PropTargetFileSize = "write.target-file-size-bytes"
 // read of a file is one build on one node, and a build's time and memory
 // follow the file's records, not its bytes: flight records encode about
 // 10:1, so an 8 MiB file is 1 million records (88 MiB), a 1.5 to 2 s build
-// holding about 360 MiB of Go heap, and a 16 MiB one twice that, near the
-// default --memory-limit of 1 GiB (writer.BenchmarkAssemblyBuild,
-// docs/design.md §4.6). Incompressible values build at about 150 MiB/s,
+// whose heap peaked at about 630 MiB, and a 16 MiB one about 990 MiB, the
+// default --memory-limit (writer.BenchmarkAssemblyBuild, with an
+// in-process broker; docs/design.md §4.6). Incompressible values build at about 150 MiB/s,
 // and the indexer's 16 MiB ranges of them already pass the target. Mink
 // builds different files on different owners in parallel, so more files
 // per query cost little next to a longer build on one node.
