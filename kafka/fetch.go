@@ -33,7 +33,9 @@ func (c *Client) ReadRange(ctx context.Context, topic string, partition int32, s
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*c.timeout)
 	defer cancel()
-	var out []*kgo.Record
+	// One slice for the whole range (offsets without a record, e.g. of
+	// transactions, only leave capacity unused); bounded for huge ranges.
+	out := make([]*kgo.Record, 0, min(end-start, 1<<20))
 	next := start
 	refresh := false
 	for next < end {
