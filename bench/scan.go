@@ -146,15 +146,21 @@ func runScan(ctx context.Context, h *H) error {
 	h.Figure(Figure{Name: "cold scan time", Unit: "s"})
 	h.Figure(Figure{Name: "warm scan time", Unit: "s"})
 	h.Figure(Figure{Name: "local scan time", Unit: "s"})
+	h.Figure(Figure{Name: "cold scan CPU", Unit: "CPU-s", Ref: "local scan CPU",
+		Note: "process CPU time during the scan (node, kfake broker and reader are one process): the builds' Kafka fetch and encode"})
+	h.Figure(Figure{Name: "warm scan CPU", Unit: "CPU-s", Ref: "local scan CPU"})
+	h.Figure(Figure{Name: "local scan CPU", Unit: "CPU-s"})
 
+	var cpu time.Duration // process CPU time of the last scan timed
 	timed := func(scan func(context.Context) (int64, error), profile string) (time.Duration, error) {
 		stop, err := startCPUProfile(profile)
 		if err != nil {
 			return 0, err
 		}
-		start := time.Now()
+		start, cpu0 := time.Now(), idxCPU()
 		n, err := scan(ctx)
 		d := time.Since(start)
+		cpu = idxCPU() - cpu0
 		stop()
 		if err == nil && n != records {
 			err = fmt.Errorf("scan read %d records of %d", n, records)
@@ -175,14 +181,17 @@ func runScan(ctx context.Context, h *H) error {
 		if err != nil {
 			return fmt.Errorf("cold scan: %w", err)
 		}
+		h.Add("cold scan CPU", cpu.Seconds())
 		warm, err := timed(mink, prof("warm"))
 		if err != nil {
 			return fmt.Errorf("warm scan: %w", err)
 		}
+		h.Add("warm scan CPU", cpu.Seconds())
 		loc, err := timed(local, prof("local"))
 		if err != nil {
 			return fmt.Errorf("local scan: %w", err)
 		}
+		h.Add("local scan CPU", cpu.Seconds())
 		h.Add("local scan", float64(records)/loc.Seconds())
 		h.Add("cold scan", float64(records)/cold.Seconds())
 		h.Add("warm scan", float64(records)/warm.Seconds())

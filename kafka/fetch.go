@@ -17,11 +17,16 @@ import (
 // it) of a Reader.
 const fetchMaxBytes = 32 << 20
 
-// rangeFetchBytes bounds one fetch response of ReadRange. A range takes
-// several fetches, each sent while the one before is parsed (fetch ahead),
-// so that the broker's work and the network round trip overlap the
-// client's: smaller fetches overlap more and cost a request each.
-const rangeFetchBytes = 4 << 20
+// rangeFetch is how ReadRange fetches: bytes bounds one fetch response; a
+// range takes several fetches and, with ahead, each is sent while the one
+// before is parsed, so that the broker's work and the network round trip
+// overlap the client's (smaller fetches overlap more and cost a request
+// each). A variable for the benchmark that compares it with one large
+// fetch at a time.
+var rangeFetch = struct {
+	bytes int32
+	ahead bool
+}{2 << 20, true}
 
 // ReadRange returns the data records of [start, end) of one partition, in
 // offset order, read with read_committed: records of aborted transactions
@@ -44,7 +49,7 @@ func (c *Client) ReadRange(ctx context.Context, topic string, partition int32, s
 	// One slice for the whole range (offsets without a record, e.g. of
 	// transactions, only leave capacity unused); bounded for huge ranges.
 	out := make([]*kgo.Record, 0, min(end-start, 1<<20))
-	opts := fetchOpts{maxWait: 500 * time.Millisecond, maxBytes: rangeFetchBytes}
+	opts := fetchOpts{maxWait: 500 * time.Millisecond, maxBytes: rangeFetch.bytes}
 	var ahead fetchAhead
 	defer ahead.drop()
 	next := start
@@ -57,7 +62,7 @@ func (c *Client) ReadRange(ctx context.Context, topic string, partition int32, s
 		if err != nil {
 			return nil, err
 		}
-		if rp.ErrorCode == 0 {
+		if rp.ErrorCode == 0 && rangeFetch.ahead {
 			if at := batchesEnd(rp.RecordBatches, next); at > next && at < end {
 				ahead.start(ctx, at, func(ctx context.Context) (*kmsg.FetchResponseTopicPartition, error) {
 					return fetchRaw(ctx, c.cl, topic, partition, at, false, opts)

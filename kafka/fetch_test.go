@@ -116,7 +116,7 @@ func TestReadRangeFetchAhead(t *testing.T) {
 	var want []string
 	next := int64(0)
 	// Four transactions of 40 values of 64 KiB (2.5 MiB each, a fetch is
-	// 4 MiB at most); the third is aborted.
+	// 2 MiB at most); the third is aborted.
 	for tx := 0; tx < 4; tx++ {
 		var recs []*kgo.Record
 		for i := 0; i < 40; i++ {
