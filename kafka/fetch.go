@@ -13,10 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// fetchMaxBytes bounds one fetch response (and one partition's share of
-// it) of a Reader.
-const fetchMaxBytes = 32 << 20
-
 // rangeFetch is how ReadRange fetches: bytes bounds one fetch response; a
 // range takes several fetches and, with ahead, each is sent while the one
 // before is parsed, so that the broker's work and the network round trip
@@ -35,10 +31,11 @@ var rangeFetch = struct {
 // skipped. It returns once it has passed end-1, or once the partition's
 // last stable offset says nothing more can come below end.
 //
-// ReadRange issues Fetch requests to the partition leader on the shared
-// client (no consumer, no new connection), so a build costs one or a few
-// round trips; the next fetch is sent while a response is parsed, at the
-// offset its record batches end at (fetchAhead). Errors that mean Kafka could not be reached wrap
+// ReadRange issues Fetch requests of rangeFetch.bytes to the partition
+// leader on the shared client (no consumer, no new connection); the next
+// one is sent while a response is parsed, at the offset where its whole
+// record batches end, and used only if the parse ends there too
+// (fetchAhead). Errors that mean Kafka could not be reached wrap
 // outage.ErrUnavailable; an unknown topic wraps ErrUnknownTopic.
 func (c *Client) ReadRange(ctx context.Context, topic string, partition int32, start, end int64) ([]*kgo.Record, error) {
 	if end <= start {
