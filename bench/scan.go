@@ -214,7 +214,7 @@ func runScan(ctx context.Context, h *H) error {
 	}
 	h.Note("The cold scan is CPU-bound: %.2f CPU-s in %.2f s of wall time (medians), %.0f%% of the machine's %d cores; "+
 		"nearly all of it builds the data files (Kafka fetch and parse, JSON decode, Parquet encode, SHA-256), so reading ahead of the scan cannot shorten it here. "+
-		"Within 2× of the local scan it would need the builds' CPU time cut to about %.2f CPU-s.",
+		"To end within 2× of the local scan's time on these cores, the whole cold scan could use at most about %.2f CPU-s.",
 		median(coldCPU), median(coldWall), 100*median(coldCPU)/median(coldWall)/float64(runtime.GOMAXPROCS(0)), runtime.GOMAXPROCS(0),
 		2*median(localWall)*float64(runtime.GOMAXPROCS(0)))
 	return nil
