@@ -212,11 +212,11 @@ func runScan(ctx context.Context, h *H) error {
 		h.Add("warm scan time", warm.Seconds())
 		h.Add("local scan time", loc.Seconds())
 	}
-	h.Note("The cold scan is CPU-bound: %.2f CPU-s in %.2f s of wall time (medians), %.0f%% of the machine's %d cores; "+
-		"nearly all of it builds the data files (Kafka fetch and parse, JSON decode, Parquet encode, SHA-256), so reading ahead of the scan cannot shorten it here. "+
-		"To end within 2× of the local scan's time on these cores, the whole cold scan could use at most about %.2f CPU-s.",
-		median(coldCPU), median(coldWall), 100*median(coldCPU)/median(coldWall)/float64(runtime.GOMAXPROCS(0)), runtime.GOMAXPROCS(0),
-		2*median(localWall)*float64(runtime.GOMAXPROCS(0)))
+	cores := float64(runtime.GOMAXPROCS(0))
+	h.Note("The cold scan's CPU time, %.2f CPU-s (median; nearly all of it builds the data files: Kafka fetch and parse, JSON decode, Parquet encode, SHA-256), "+
+		"takes at least %.2f s on the machine's %.0f cores even when spread over all of them (its wall time was %.2f s): %.1f× the local scan's time, "+
+		"so no reading ahead of the scan can bring it within 2×; that needs the whole cold scan under about %.2f CPU-s.",
+		median(coldCPU), median(coldCPU)/cores, cores, median(coldWall), median(coldCPU)/cores/median(localWall), 2*median(localWall)*cores)
 	return nil
 }
 
