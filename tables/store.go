@@ -72,13 +72,13 @@ const PropTargetFileSize = "write.target-file-size-bytes"
 // DefaultTargetFileSize is PropTargetFileSize's default, 8 MiB. A cold
 // read of a file is one build on one node, and a build's time and memory
 // follow the file's records, not its bytes: flight records encode about
-// 10:1, so an 8 MiB file is 1 million records (88 MiB), a 1.5 to 2 s build
-// whose heap peaked at about 630 MiB, and a 16 MiB one about 990 MiB, the
-// default --memory-limit (writer.BenchmarkAssemblyBuild, with an
-// in-process broker; docs/design.md §4.6). Incompressible values build at about 150 MiB/s,
-// and the indexer's 16 MiB ranges of them already pass the target. Mink
-// builds different files on different owners in parallel, so more files
-// per query cost little next to a longer build on one node.
+// 10:1, so an 8 MiB file is 1 million records (88 MiB), a 1.4 to 2 s build
+// that allocates about 790 MB, and a 16 MiB one twice that, past the
+// default --memory-limit (writer.BenchmarkAssemblyBuild; docs/design.md
+// §4.6). Incompressible values build at 150 to 340 MiB/s, and the
+// indexer's 16 MiB ranges of them already pass the target. Mink builds
+// different files on different owners in parallel, so more files per
+// query cost little next to a longer build on one node.
 const DefaultTargetFileSize = 8 << 20
 
 // TargetFileSize is t's PropTargetFileSize (validated at create), or
