@@ -234,7 +234,7 @@ func build(spec *Spec, records []*kgo.Record) (*Result, error) {
 		}
 	}
 	valueCol := 1 + codec.KeyColumns(spec.KeyFormat)
-	mem := memory.NewGoAllocator()
+	var mem memory.Allocator = buildMem
 	data, err := newFile(mem, spec.Schema)
 	if err != nil {
 		return nil, err

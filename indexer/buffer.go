@@ -73,5 +73,11 @@ func (b *rangeBuffer) wait(now time.Time, interval time.Duration) time.Duration 
 	return b.firstAt.Add(interval).Sub(now)
 }
 
-// reset empties b after its records were cut into a range.
-func (b *rangeBuffer) reset() { *b = rangeBuffer{} }
+// reset empties b after its records were cut into a range. The records
+// slice keeps its capacity for the next range (a range of small records
+// holds hundreds of thousands of pointers; growing it again each range is
+// garbage), cleared so that the cut records can be collected.
+func (b *rangeBuffer) reset() {
+	clear(b.records)
+	*b = rangeBuffer{records: b.records[:0]}
+}

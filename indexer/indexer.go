@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -124,8 +125,12 @@ func (ix *Indexer) Run(ctx context.Context, l cluster.Lease) error {
 			if !ok {
 				return nil
 			}
+			// One clock reading per fetch: the flush interval runs from
+			// the fetch that brought a range's first record.
+			now := time.Now()
 			for _, r := range recs {
 				if r.Offset < p.next {
+					r.Recycle()
 					continue
 				}
 				if buf.overBudget(recordCost(r), ix.buffered.Load(), ix.cfg.MemoryBudget) {
@@ -133,7 +138,7 @@ func (ix *Indexer) Run(ctx context.Context, l cluster.Lease) error {
 						return err
 					}
 				}
-				ix.buffered.Add(buf.add(r, time.Now()))
+				ix.buffered.Add(buf.add(r, now))
 				if buf.full(ix.cfg.RangeSize) {
 					if done, err := ix.flush(ctx, p, &buf); done {
 						return err
@@ -226,6 +231,9 @@ func (ix *Indexer) flush(ctx context.Context, p *partition, buf *rangeBuffer) (d
 	p.next = rg.end
 	ix.recorded(p, rg, buf.bytes)
 	ix.buffered.Add(-buf.cost)
+	// The range is recorded and its files built: nothing refers to the
+	// records any more (the builders copied what they kept).
+	kafka.Recycle(buf.records)
 	buf.reset()
 	return false, nil
 }
@@ -367,10 +375,13 @@ func (ix *Indexer) open(ctx context.Context, l cluster.Lease) (*partition, error
 // encoded with the schema version its records need (schemas.Store.Build:
 // a writer schema the table has not seen evolves the table schema first).
 func (ix *Indexer) cut(ctx context.Context, p *partition, buf []*kgo.Record) (*indexedRange, error) {
-	data := make([]*kgo.Record, 0, len(buf))
-	for _, r := range buf {
-		if !r.Attrs.IsControl() {
-			data = append(data, r)
+	data := buf
+	if slices.ContainsFunc(buf, func(r *kgo.Record) bool { return r.Attrs.IsControl() }) {
+		data = make([]*kgo.Record, 0, len(buf))
+		for _, r := range buf {
+			if !r.Attrs.IsControl() {
+				data = append(data, r)
+			}
 		}
 	}
 	if !p.table.ValueFormat.Registry() && !p.table.KeyFormat.Registry() {

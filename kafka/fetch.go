@@ -95,6 +95,10 @@ type fetchOpts struct {
 	maxBytes int32
 	// keepControl returns control records (commit and abort markers).
 	keepControl bool
+	// pools and dec, when set, are a Reader's record pool and a
+	// decompressor drawing from it (see recordPool).
+	pools []kgo.Pool
+	dec   kgo.Decompressor
 }
 
 // fetchOnce sends one read_committed Fetch request for topic/partition at
@@ -133,10 +137,10 @@ func fetchOnce(ctx context.Context, cl *kgo.Client, topic string, partition int3
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
 		return kgo.FetchPartition{}, 0, fmt.Errorf("kafka: %w: fetch answered %d topics", outage.ErrUnavailable, len(resp.Topics))
 	}
-	fp, next := processFetch(kgo.ProcessFetchPartitionOpts{
+	fp, next := processFetchWith(kgo.ProcessFetchPartitionOpts{
 		Offset: offset, IsolationLevel: kgo.ReadCommitted(), Topic: topic, Partition: partition,
-		KeepControlRecords: o.keepControl,
-	}, &resp.Topics[0].Partitions[0])
+		KeepControlRecords: o.keepControl, Pools: o.pools,
+	}, &resp.Topics[0].Partitions[0], o.dec)
 	return fp, next, nil
 }
 
