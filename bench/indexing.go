@@ -113,7 +113,9 @@ the mean JSON value size of the same records, the rate at which the json table w
 index as many records. References in the same run, on each partition's 16 MiB ranges: the bare
 Parquet encode (arrow-go pqarrow writing the already-decoded rows of each range with the encoder's
 pinned settings — its file is byte-identical to the encoder's, checked on the first range — the
-physical limit of our encoder), Mink's encoder alone (datafile.Build on the same records in
+physical limit of our encoder), the bare consume (one franz-go consumer reading the whole topic with read_committed and its
+default fetch settings, records discarded: the limit of reading it), the composed limit (the rate of doing the two one after the
+other, 1 / (1/consume + 1/encode), each run's; raw and json indexing's target is ≥ 0.8× it), Mink's encoder alone (datafile.Build on the same records in
 memory; for avro and protobuf schemas.Store.Spec, each record's header looked up among the writer schemas,
 then datafile.Build), and a copying pipeline as a Go user writes it today (franz-go consumer, JSON decoded into
 Arrow, apache/iceberg-go appending Parquet files to a local file:// warehouse through its hadoop
