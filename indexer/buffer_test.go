@@ -61,6 +61,10 @@ func TestRangeBufferReset(t *testing.T) {
 	}
 	require.Zero(t, b.bytes+b.cost)
 	require.True(t, b.firstAt.IsZero())
+	b.add(&kgo.Record{Offset: 99, Attrs: kgo.NewRecordAttrs(kgo.RecordAttrsOpts{Control: true})}, t0)
+	require.True(t, b.control, "a control record is noted: the cut leaves it out")
+	b.reset()
+	require.False(t, b.control)
 	b.add(&kgo.Record{Offset: 100, Value: []byte("w")}, t0.Add(time.Minute))
 	require.Equal(t, int64(100), b.records[0].Offset)
 	require.Equal(t, t0.Add(time.Minute), b.firstAt)

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -203,7 +202,7 @@ func (ix *Indexer) poll(ctx context.Context, p *partition, wait time.Duration) (
 // be built, or the lease is fenced (err wraps pgstore.ErrFenced). Other
 // errors of the insert are retried every second.
 func (ix *Indexer) flush(ctx context.Context, p *partition, buf *rangeBuffer) (done bool, err error) {
-	rg, err := ix.cutWaiting(ctx, p, buf.records)
+	rg, err := ix.cutWaiting(ctx, p, buf.records, buf.control)
 	if ctx.Err() != nil {
 		return true, nil
 	}
@@ -243,7 +242,7 @@ func (ix *Indexer) flush(ctx context.Context, p *partition, buf *rangeBuffer) (d
 // Postgres unreachable) the partition pauses with its records buffered and
 // tries again every second: no record becomes a dead letter because of an
 // outage (docs/design.md §4.7). It returns ctx's error when ctx ends.
-func (ix *Indexer) cutWaiting(ctx context.Context, p *partition, buf []*kgo.Record) (*indexedRange, error) {
+func (ix *Indexer) cutWaiting(ctx context.Context, p *partition, buf []*kgo.Record, control bool) (*indexedRange, error) {
 	var since, logged time.Time
 	for {
 		select {
@@ -251,7 +250,7 @@ func (ix *Indexer) cutWaiting(ctx context.Context, p *partition, buf []*kgo.Reco
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		rg, err := ix.cut(ctx, p, buf)
+		rg, err := ix.cut(ctx, p, buf, control)
 		<-ix.builds
 		if !errors.Is(err, outage.ErrUnavailable) {
 			if !since.IsZero() {
@@ -374,9 +373,10 @@ func (ix *Indexer) open(ctx context.Context, l cluster.Lease) (*partition, error
 // starts where the previous one ended and ends after the last record,
 // encoded with the schema version its records need (schemas.Store.Build:
 // a writer schema the table has not seen evolves the table schema first).
-func (ix *Indexer) cut(ctx context.Context, p *partition, buf []*kgo.Record) (*indexedRange, error) {
+// control says whether buf holds control records.
+func (ix *Indexer) cut(ctx context.Context, p *partition, buf []*kgo.Record, control bool) (*indexedRange, error) {
 	data := buf
-	if slices.ContainsFunc(buf, func(r *kgo.Record) bool { return r.Attrs.IsControl() }) {
+	if control {
 		data = make([]*kgo.Record, 0, len(buf))
 		for _, r := range buf {
 			if !r.Attrs.IsControl() {
