@@ -460,7 +460,7 @@ func runIndexing(ctx context.Context, h *H) error {
 		}
 	}
 	h.Note("Mink's encoder alone (no Kafka: decode, Arrow rows, Parquet encode, statistics, SHA-256) against the composed limit, medians: %s. "+
-		"Indexing is that encoder plus the fetch, so it cannot pass these ratios; json's decode alone costs more than its whole composed limit allows beside the encode.",
+		"Indexing is that encoder plus the fetch, so it cannot pass these ratios (a ratio under 0.8× means the 0.8× target is out of reach whatever the fetch costs).",
 		strings.Join(encNotes, ", "))
 
 	// Where the time goes, for each missed target.
