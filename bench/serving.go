@@ -8,13 +8,17 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minkhq/mink/cluster"
+	"github.com/minkhq/mink/codec"
+	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/devenv"
 	"github.com/minkhq/mink/node"
 	"github.com/minkhq/mink/objects"
@@ -56,7 +60,11 @@ reads) shows what the client's read loop costs. Cold: a second raw table
 of one 16 MiB range (the default range size); each run starts a fresh
 server-only node (empty cache) and GETs that file from it with the
 forwarded-read header, so it builds the file from Kafka itself (fetch,
-encode, SHA-256 check against the indexed checksum) and serves it. MiB are
+encode, SHA-256 check against the indexed checksum) and serves it; the same
+for a json table of flight records (flights-3m.parquet) of one 16 MiB range.
+Each cold build's reference is its bare limit, measured in the same run:
+a franz-go consumer reading the file's offset range alone, then
+datafile.Build encoding those records alone, one after the other. MiB are
 file bytes.`,
 		Run: runServing,
 	})
@@ -130,7 +138,7 @@ func runServing(ctx context.Context, h *H) error {
 		// One range of exactly the produced values: cut by size, never by time.
 		// The memory budget must hold a whole range (values plus per-record
 		// overhead), or the indexer cuts it early.
-		RangeSize: svColdValues, IndexMemory: 2 * svColdValues, FlushInterval: time.Hour, CommitInterval: 500 * time.Millisecond,
+		RangeSize: svColdValues, IndexMemory: 8 * svColdValues, FlushInterval: time.Hour, CommitInterval: 500 * time.Millisecond,
 		Logger: frQuietLogger(),
 	}}
 	defer env.stop()
@@ -149,6 +157,29 @@ func runServing(ctx context.Context, h *H) error {
 		return err
 	}
 	coldRecords := svColdValues / svValueSize
+	// A json table of flight records, one range of the default size.
+	var flights [][]byte
+	jsonKey, jsonSize := "", int64(0)
+	if path, ok := h.Data(FlightsFile); ok {
+		all, err := flightsJSON(path, svColdValues/64)
+		if err != nil {
+			return err
+		}
+		n := 0
+		for _, v := range all {
+			flights = append(flights, v)
+			if n += len(v); n >= svColdValues {
+				break
+			}
+		}
+		jsonKey, jsonSize, err = svTableOf(ctx, h, env, map[string]any{"name": "flights16", "value_format": "json",
+			"schema": json.RawMessage(FlightsSchema)}, flights)
+		if err != nil {
+			return err
+		}
+	} else {
+		h.Note("The json figures are skipped: %s not found (set MINK_DATA_DIR).", FlightsFile)
+	}
 	env.cfg.RangeSize, env.cfg.IndexMemory = int64(valueBytes), 2*int64(valueBytes)
 	if err := env.restart(ctx); err != nil {
 		return err
@@ -165,9 +196,21 @@ func runServing(ctx context.Context, h *H) error {
 		Note: fmt.Sprintf("whole %.0f MiB file, client reads of 1 MiB; served from the disk cache with sendfile", float64(size)/(1<<20))})
 	h.Figure(Figure{Name: "cached GET, io.Copy to io.Discard", Unit: "MiB/s", Ref: "cached GET",
 		Note: "the usual Go client loop (8 KiB reads)"})
-	h.Figure(Figure{Name: "cold build", Unit: "MiB/s", Note: fmt.Sprintf("%.0f MiB file (the default range size): file bytes / time to the last byte of the first GET after a restart", float64(coldSize)/(1<<20))})
+	h.Figure(Figure{Name: "raw: bare limit", Unit: "MiB/s", Note: "file bytes / (time to fetch the range alone with a franz-go consumer + time to encode it alone with datafile.Build), one after the other"})
+	h.Figure(Figure{Name: "cold build", Unit: "MiB/s", Ref: "raw: bare limit", MinRatio: 0.8,
+		Note: fmt.Sprintf("raw, %.0f MiB file (the default range size): file bytes / time to the last byte of the first GET of a fresh node", float64(coldSize)/(1<<20))})
 	h.Figure(Figure{Name: "cold build records", Unit: "records/s"})
 	h.Figure(Figure{Name: "cold GET time", Unit: "s"})
+	if jsonKey != "" {
+		h.Figure(Figure{Name: "json: bare limit", Unit: "records/s", Note: "records / (fetch alone + encode alone), as for raw"})
+		h.Figure(Figure{Name: "json: cold build", Unit: "records/s", Ref: "json: bare limit", MinRatio: 0.8,
+			Note: fmt.Sprintf("flight records, %d values (%.1f MiB of JSON, one range of the default size), %.1f MiB of Parquet; first GET of a fresh node", len(flights), float64(svColdValues)/(1<<20), float64(jsonSize)/(1<<20))})
+		h.Figure(Figure{Name: "json: cold GET time", Unit: "s"})
+		h.Figure(Figure{Name: "json: bare fetch time", Unit: "s"})
+		h.Figure(Figure{Name: "json: bare encode time", Unit: "s"})
+	}
+	h.Figure(Figure{Name: "raw: bare fetch time", Unit: "s"})
+	h.Figure(Figure{Name: "raw: bare encode time", Unit: "s"})
 
 	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
 	defer client.CloseIdleConnections()
@@ -231,6 +274,28 @@ func runServing(ctx context.Context, h *H) error {
 		h.Add("cold build", svMiBps(coldSize, d))
 		h.Add("cold build records", float64(coldRecords)/d.Seconds())
 		h.Add("cold GET time", d.Seconds())
+		fetch, enc, err := svBareLimit(ctx, env, coldKey, coldSize, map[string]any{"value_format": "raw"})
+		if err != nil {
+			return fmt.Errorf("raw bare limit: %w", err)
+		}
+		h.Add("raw: bare limit", svMiBps(coldSize, fetch+enc))
+		h.Add("raw: bare fetch time", fetch.Seconds())
+		h.Add("raw: bare encode time", enc.Seconds())
+		if jsonKey != "" {
+			d, err := svColdGet(ctx, env, dir, fmt.Sprintf("serving-cold-json-%d", run), jsonKey, jsonSize, bigReads)
+			if err != nil {
+				return err
+			}
+			h.Add("json: cold build", float64(len(flights))/d.Seconds())
+			h.Add("json: cold GET time", d.Seconds())
+			fetch, enc, err := svBareLimit(ctx, env, jsonKey, jsonSize, map[string]any{"value_format": "json", "schema": json.RawMessage(FlightsSchema)})
+			if err != nil {
+				return fmt.Errorf("json bare limit: %w", err)
+			}
+			h.Add("json: bare limit", float64(len(flights))/(fetch+enc).Seconds())
+			h.Add("json: bare fetch time", fetch.Seconds())
+			h.Add("json: bare encode time", enc.Seconds())
+		}
 	}
 	// The large file built cold too, once (informative).
 	if d, err := svColdGet(ctx, env, dir, "serving-cold-large", key, size, bigReads); err != nil {
@@ -255,14 +320,12 @@ func runServing(ctx context.Context, h *H) error {
 // valueBytes of random values to it, waits for their commit, and returns
 // the key and size of its largest data file.
 func svTable(ctx context.Context, h *H, env *svEnv, name string, valueBytes int) (key string, size int64, err error) {
-	const ns = "bench"
-	if err := env.kafka.CreateTopic(name, 1, nil); err != nil {
-		return "", 0, err
-	}
-	if err := devenv.CreateTable(ctx, env.node.URL(), map[string]any{"namespace": ns, "name": name,
-		"topic": name, "value_format": "raw"}); err != nil {
-		return "", 0, err
-	}
+	return svTableOf(ctx, h, env, map[string]any{"name": name, "value_format": "raw"}, svValues(valueBytes))
+}
+
+// svValues returns valueBytes/svValueSize random values of svValueSize
+// bytes (the same every run).
+func svValues(valueBytes int) [][]byte {
 	rng := rand.New(rand.NewChaCha8([32]byte{'m', 'i', 'n', 'k'}))
 	values := make([][]byte, valueBytes/svValueSize)
 	for i := range values {
@@ -274,7 +337,23 @@ func svTable(ctx context.Context, h *H, env *svEnv, name string, valueBytes int)
 			}
 		}
 	}
-	h.Logf("%s: producing %d MiB", name, valueBytes>>20)
+	return values
+}
+
+// svTableOf creates the table def (namespace bench, topic named as the
+// table, one partition), produces values to it, waits for their commit,
+// and returns the key and size of its largest data file.
+func svTableOf(ctx context.Context, h *H, env *svEnv, def map[string]any, values [][]byte) (key string, size int64, err error) {
+	const ns = "bench"
+	name := def["name"].(string)
+	if err := env.kafka.CreateTopic(name, 1, nil); err != nil {
+		return "", 0, err
+	}
+	def["namespace"], def["topic"] = ns, name
+	if err := devenv.CreateTable(ctx, env.node.URL(), def); err != nil {
+		return "", 0, err
+	}
+	h.Logf("%s: producing %d records", name, len(values))
 	if _, err := produce(ctx, env.kafka.ListenAddrs(), name, 1, values); err != nil {
 		return "", 0, err
 	}
@@ -387,4 +466,59 @@ func svDataFile(ctx context.Context, nodeURL string, id table.Identifier) (strin
 		return "", 0, fmt.Errorf("%v: no data file", id)
 	}
 	return key, size, nil
+}
+
+// svBareLimit measures the parts of a cold build of the data file key (of
+// size bytes) alone, one after the other: a franz-go consumer reading its
+// offset range from Kafka (read_committed, fetches of up to 32 MiB as
+// kafka.ReadRange asks) from client creation to the range's last record,
+// then datafile.Build encoding those records (the table def: value_format
+// and schema; key format raw). The encoded file must have the indexed size.
+func svBareLimit(ctx context.Context, env *svEnv, key string, size int64, def map[string]any) (fetch, encode time.Duration, err error) {
+	ref, ok := tables.ParseDataFileKey(key)
+	if !ok {
+		return 0, 0, fmt.Errorf("%s: not a data file key", key)
+	}
+	topic := strings.Split(ref.TableKey, "/")[1]
+	start := time.Now()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(env.kafka.ListenAddrs()...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {ref.Partition: kgo.NewOffset().At(ref.Start)}}),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxBytes(32<<20), kgo.FetchMaxPartitionBytes(32<<20))
+	if err != nil {
+		return 0, 0, err
+	}
+	recs := make([]*kgo.Record, 0, ref.End-ref.Start)
+	for len(recs) == 0 || recs[len(recs)-1].Offset < ref.End-1 {
+		fs := cl.PollFetches(ctx)
+		if errs := fs.Errors(); len(errs) > 0 {
+			cl.Close()
+			return 0, 0, errs[0].Err
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset < ref.End {
+				recs = append(recs, r)
+			}
+		})
+	}
+	fetch = time.Since(start)
+	cl.Close()
+	d := tables.Definition{Namespace: "bench", Name: "bare", Topic: topic, ValueFormat: def["value_format"].(string),
+		KeyFormat: string(codec.Raw)}
+	if sch, ok := def["schema"].(json.RawMessage); ok {
+		d.Schema = sch
+	}
+	schema, _, err := tables.Schemas(&d)
+	if err != nil {
+		return 0, 0, err
+	}
+	start = time.Now()
+	res, err := datafile.Build(&datafile.Spec{Schema: schema, KeyFormat: codec.Raw, ValueFormat: codec.Format(d.ValueFormat)}, recs)
+	encode = time.Since(start)
+	if err != nil {
+		return 0, 0, err
+	}
+	if res.Data == nil || int64(len(res.Data.Bytes)) != size {
+		return 0, 0, fmt.Errorf("%s: the bare encode of %d records is not the indexed file of %d bytes", key, len(recs), size)
+	}
+	return fetch, encode, nil
 }

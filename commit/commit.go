@@ -208,6 +208,34 @@ func Store(ctx context.Context, tx pgx.Tx, h *Head, lease *cluster.Lease, op str
 	return nil
 }
 
+// StoreMetadata makes upd the head of h's table in tx, which holds the
+// row lock (Lock): a metadata file that changes no snapshot (statistics
+// files, docs/design.md §4.6), stored with files (e.g. the Puffin file it
+// names), and the swap of the table's metadata location. The caller's
+// transaction carries the fencing. h then describes the new head.
+//
+// Errors: ErrConcurrentCommit when the location is not h's.
+func StoreMetadata(ctx context.Context, tx pgx.Tx, h *Head, upd *icebergmeta.MetadataUpdate, files []icebergmeta.OutputFile) error {
+	for _, f := range files {
+		if err := tables.InsertMetadataFile(ctx, tx, h.Table.ID, tables.Key(f.Location), f.Content); err != nil {
+			return err
+		}
+	}
+	if err := tables.InsertMetadataFile(ctx, tx, h.Table.ID, tables.Key(upd.MetadataLocation), upd.Metadata); err != nil {
+		return err
+	}
+	tag, err := tx.Exec(ctx, headSwapSQL, h.Table.ID, upd.MetadataLocation, h.CurrentSnapshotID, h.LastSequenceNumber, h.MetadataLocation)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() != 1 {
+		return ErrConcurrentCommit
+	}
+	h.MetadataLocation, h.Metadata = upd.MetadataLocation, upd.Metadata
+	parsed.put(upd.MetadataLocation, upd.Parsed)
+	return nil
+}
+
 // SetEnds moves h's content ends forward to ends in tx (a partition's end
 // never goes back) and records them in h.
 func SetEnds(ctx context.Context, tx pgx.Tx, h *Head, ends map[int32]int64) error {
@@ -263,8 +291,12 @@ func InsertTailFiles(ctx context.Context, tx pgx.Tx, t *tables.Table, snapshotID
 		if f.File == nil {
 			return fmt.Errorf("commit: tail file %s was not built here", f.Key)
 		}
+		sk, err := f.File.Sketches.MarshalBinary()
+		if err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, tailFileInsertSQL, f.Key, t.ID, f.Partition, f.Start, f.End, datafile.EncoderVersion,
-			f.Size, f.File.SHA256[:], f.Records, f.Stats, snapshotID); err != nil {
+			f.Size, f.File.SHA256[:], f.Records, f.Stats, snapshotID, sk); err != nil {
 			return err
 		}
 	}

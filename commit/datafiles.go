@@ -51,9 +51,13 @@ func (f *DataFile) Added(t *tables.Table) icebergmeta.AddedFile {
 // its partition lease, the writer's stores the snapshot under its lease.
 func InsertDataFile(ctx context.Context, tx pgx.Tx, t *tables.Table, f *DataFile) error {
 	d := f.File
-	_, err := tx.Exec(ctx, dataFileInsertSQL, t.ID, f.Partition, f.Start, f.End, datafile.EncoderVersion, f.Schema,
+	sk, err := d.Sketches.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, dataFileInsertSQL, t.ID, f.Partition, f.Start, f.End, datafile.EncoderVersion, f.Schema,
 		f.Key(t), len(d.Bytes), d.SHA256[:], d.Stats.RecordCount, d.Stats,
 		pgstore.Timestamptz(d.Stats.MinTimestamp), pgstore.Timestamptz(d.Stats.MaxTimestamp),
-		f.CommittedSnapshotID, f.Generation)
+		f.CommittedSnapshotID, f.Generation, sk)
 	return err
 }

@@ -64,6 +64,9 @@ type File struct {
 	Bytes  []byte
 	SHA256 [32]byte
 	Stats  Stats
+	// Sketches are the theta sketches of its primitive columns (see
+	// Sketches); they are not part of Bytes.
+	Sketches Sketches
 }
 
 // Result is the encoding of one range: the table's data file and the

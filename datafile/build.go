@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -179,7 +180,18 @@ func (f *pending) finish(mem memory.Allocator, partition int32) (*File, error) {
 		return nil, fmt.Errorf("datafile: footer counts %d rows, built %d", st.RecordCount, f.rows)
 	}
 	st.MinTimestamp, st.MaxTimestamp = f.minTS, f.maxTS
-	return &File{Bytes: b, SHA256: sha256.Sum256(b), Stats: st}, nil
+	sk, nans, err := columnSketches(f.schema, rec)
+	if err != nil {
+		return nil, err
+	}
+	// Parquet footers do not count NaN: the build does.
+	if len(nans) > 0 {
+		if st.NaNValueCounts == nil {
+			st.NaNValueCounts = map[int]int64{}
+		}
+		maps.Copy(st.NaNValueCounts, nans)
+	}
+	return &File{Bytes: b, SHA256: sha256.Sum256(b), Stats: st, Sketches: sk}, nil
 }
 
 // Bounds of a record timestamp, in milliseconds, that Iceberg's timestamptz

@@ -41,6 +41,9 @@ type DevConfig struct {
 	// DefaultFlushInterval and DefaultCommitInterval.
 	FlushInterval  time.Duration `setting:"flush_interval"`
 	CommitInterval time.Duration `setting:"commit_interval"`
+	// StatisticsInterval is the nodes' writer statistics period (0: the
+	// writer's default).
+	StatisticsInterval time.Duration
 
 	// Kafka, when set, is an existing Kafka to use (--kafka) instead of
 	// the in-process one.

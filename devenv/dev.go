@@ -103,17 +103,18 @@ func StartEnv(ctx context.Context, cfg DevConfig) (_ *Env, err error) {
 			listen = "127.0.0.1:0"
 		}
 		n, err := node.Start(ctx, node.Config{
-			PostgresURL:    pgURL,
-			KafkaBrokers:   env.Brokers,
-			Listen:         listen,
-			NodeID:         fmt.Sprintf("dev-%d", i+1),
-			LeaseTTL:       cfg.LeaseTTL,
-			CacheDir:       fmt.Sprintf("%s/node-%d", cacheRoot, i+1),
-			CacheSize:      NodeCacheSize,
-			FlushInterval:  cfg.FlushInterval,
-			CommitInterval: cfg.CommitInterval,
-			SchemaRegistry: schemas.RegistryConfig{URL: env.RegistryURL},
-			Logger:         cfg.Logger,
+			PostgresURL:        pgURL,
+			KafkaBrokers:       env.Brokers,
+			Listen:             listen,
+			NodeID:             fmt.Sprintf("dev-%d", i+1),
+			LeaseTTL:           cfg.LeaseTTL,
+			CacheDir:           fmt.Sprintf("%s/node-%d", cacheRoot, i+1),
+			CacheSize:          NodeCacheSize,
+			FlushInterval:      cfg.FlushInterval,
+			CommitInterval:     cfg.CommitInterval,
+			StatisticsInterval: cfg.StatisticsInterval,
+			SchemaRegistry:     schemas.RegistryConfig{URL: env.RegistryURL},
+			Logger:             cfg.Logger,
 		})
 		if err != nil {
 			return nil, err

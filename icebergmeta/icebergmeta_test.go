@@ -70,7 +70,7 @@ func rangeFile(p int32, start, end int64, t0 time.Time, minMag, maxMag float64) 
 			ColumnSizes:     map[int]int64{2: 40, 3: 8 * n, 4: 8 * n, 5: 40, 6: 12 * n, 11: 8 * n, 12: 20 * n, 13: 8 * n},
 			ValueCounts:     counts,
 			NullValueCounts: map[int]int64{2: 0, 3: 0, 4: 0, 5: 0, 6: n / 4, 11: 0, 12: 1, 13: 0},
-			NaNValueCounts:  map[int]int64{11: 0},
+			NaNValueCounts:  map[int]int64{11: n / 8},
 			LowerBounds: map[int][]byte{
 				2: le32(p), 3: le64(start), 4: le64(tsMin), 5: le32(0),
 				11: f64(minMag), 12: []byte("10 km N of Anza, CA"), 13: le64(tsMin),

@@ -51,15 +51,24 @@ func NewBuilder(pool *pgxpool.Pool, kc *kafka.Client, sch *schemas.Store) *Build
 // rebuild differs; never served) or outage.ErrUnavailable (Postgres or
 // Kafka unreachable).
 func (b *Builder) Build(ctx context.Context, key string) ([]byte, error) {
+	data, _, err := b.BuildSum(ctx, key)
+	return data, err
+}
+
+// BuildSum is Build that also returns the SHA-256 of the bytes, checked
+// against the recorded one (objects.SumBuilder: the ETag needs no second
+// hash).
+func (b *Builder) BuildSum(ctx context.Context, key string) ([]byte, [sha256.Size]byte, error) {
+	var none [sha256.Size]byte
 	ref, ok := tables.ParseDataFileKey(key)
 	if !ok {
-		return nil, fmt.Errorf("%w: %s is not a data file key", objects.ErrNotFound, key)
+		return nil, none, fmt.Errorf("%w: %s is not a data file key", objects.ErrNotFound, key)
 	}
 	if ref.Version != datafile.EncoderVersion {
 		// An upgrade changed the encoder: the writer re-encodes the table's
 		// files under this version's keys (replace snapshots); a new load of
 		// the table lists them.
-		return nil, fmt.Errorf("%w: %s was encoded by encoder version %d and this node encodes version %d; the table's writer re-encodes it: load the table again",
+		return nil, none, fmt.Errorf("%w: %s was encoded by encoder version %d and this node encodes version %d; the table's writer re-encodes it: load the table again",
 			objects.ErrNotFound, key, ref.Version, datafile.EncoderVersion)
 	}
 	var tableID int64
@@ -69,36 +78,36 @@ func (b *Builder) Build(ctx context.Context, key string) ([]byte, error) {
 	// (the same key holds the same bytes in both).
 	err := b.pool.QueryRow(ctx, fileChecksumSQL, key).Scan(&tableID, &size, &sum)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("%w: %s", objects.ErrNotFound, key)
+		return nil, none, fmt.Errorf("%w: %s", objects.ErrNotFound, key)
 	}
 	if err != nil {
-		return nil, pgstore.Unavailable(err)
+		return nil, none, pgstore.Unavailable(err)
 	}
 	t, err := tables.Get(ctx, b.pool, tableID)
 	if err != nil {
-		return nil, pgstore.Unavailable(err)
+		return nil, none, pgstore.Unavailable(err)
 	}
 	src, err := tables.Source(ctx, b.pool, t)
 	if err != nil {
-		return nil, pgstore.Unavailable(err)
+		return nil, none, pgstore.Unavailable(err)
 	}
 	built, err := commit.Build(ctx, b.kafka, b.schemas, t, src, ref.Partition, ref.Start, ref.End, ref.Schema)
 	if err != nil {
-		return nil, pgstore.Unavailable(err)
+		return nil, none, pgstore.Unavailable(err)
 	}
 	if built == nil {
 		b.markForRebuild(ctx, key)
-		return nil, fmt.Errorf("%w: %s: the rebuild holds no rows (records below Kafka's log start or compacted away); the file is marked for re-indexing",
+		return nil, none, fmt.Errorf("%w: %s: the rebuild holds no rows (records below Kafka's log start or compacted away); the file is marked for re-indexing",
 			objects.ErrChecksumMismatch, key)
 	}
 	f := built.File
 	got := sha256.Sum256(f.Bytes)
 	if int64(len(f.Bytes)) != size || !bytes.Equal(got[:], sum) {
 		b.markForRebuild(ctx, key)
-		return nil, fmt.Errorf("%w: %s: rebuilt %d bytes sha256 %x, recorded %d bytes sha256 %x (Kafka no longer holds the same records, e.g. after log compaction); the file is marked for re-indexing",
+		return nil, none, fmt.Errorf("%w: %s: rebuilt %d bytes sha256 %x, recorded %d bytes sha256 %x (Kafka no longer holds the same records, e.g. after log compaction); the file is marked for re-indexing",
 			objects.ErrChecksumMismatch, key, len(f.Bytes), got, size, sum)
 	}
-	return f.Bytes, nil
+	return f.Bytes, got, nil
 }
 
 // markForRebuild flags the live data file at key for re-indexing by the

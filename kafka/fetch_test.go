@@ -3,6 +3,7 @@ package kafka_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -89,4 +90,78 @@ func TestReadRange(t *testing.T) {
 
 	_, err = kc.ReadRange(ctx, "nope", 0, 0, 10)
 	require.ErrorIs(t, err, kafka.ErrUnknownTopic)
+}
+
+// TestReadRangeFetchAhead reads ranges of several fetches each (ReadRange
+// sends the next fetch while it parses one): the records are those of the
+// committed transactions, in order, across an aborted transaction and the
+// control records, from inside the range too, and from below the log
+// start offset after a deletion.
+func TestReadRangeFetchAhead(t *testing.T) {
+	ctx := context.Background()
+	k := testkit.NewKafka(t, kfake.NumBrokers(1), kfake.SeedTopics(1, "big"))
+	kf, kc := k.Cluster, k.Client
+	cl := k.Producer(t, kgo.DefaultProduceTopic("big"), kgo.TransactionalID("txbig"))
+	rng := rand.New(rand.NewPCG(1, 2))
+	value := func(i int) []byte {
+		// Incompressible, so that the batches are as large as the values.
+		v := make([]byte, 64<<10)
+		for j := range v {
+			v[j] = byte(1 + rng.IntN(255))
+		}
+		copy(v, fmt.Sprintf("v%d", i))
+		v[len(fmt.Sprintf("v%d", i))] = 0
+		return v
+	}
+	var want []string
+	next := int64(0)
+	// Four transactions of 40 values of 64 KiB (2.5 MiB each, a fetch is
+	// 2 MiB at most); the third is aborted.
+	for tx := 0; tx < 4; tx++ {
+		var recs []*kgo.Record
+		for i := 0; i < 40; i++ {
+			recs = append(recs, &kgo.Record{Value: value(tx*40 + i)})
+		}
+		require.NoError(t, cl.BeginTransaction())
+		require.NoError(t, cl.ProduceSync(ctx, recs...).FirstErr())
+		commit := kgo.TryCommit
+		if tx == 2 {
+			commit = kgo.TryAbort
+		}
+		require.NoError(t, cl.EndTransaction(ctx, commit))
+		for _, r := range recs {
+			if tx != 2 {
+				want = append(want, fmt.Sprintf("%d:v%d", r.Offset, tx*40+int(r.Offset-next)))
+			}
+		}
+		next = recs[len(recs)-1].Offset + 2 // after the marker
+	}
+	short := func(recs []*kgo.Record) []string {
+		out := make([]string, len(recs))
+		for i, r := range recs {
+			out[i] = fmt.Sprintf("%d:%s", r.Offset, string(r.Value[:bytesIndexZero(r.Value)]))
+		}
+		return out
+	}
+	got, err := kc.ReadRange(ctx, "big", 0, 0, next)
+	require.NoError(t, err)
+	require.Equal(t, want, short(got))
+	// From inside the first transaction to inside the last.
+	got, err = kc.ReadRange(ctx, "big", 0, 25, next-10)
+	require.NoError(t, err)
+	require.Equal(t, want[25:len(want)-9], short(got))
+	// Below the log start offset: what Kafka still holds.
+	require.NoError(t, kf.DeleteRecords("big", 0, 60))
+	got, err = kc.ReadRange(ctx, "big", 0, 0, next)
+	require.NoError(t, err)
+	require.Equal(t, want[59:], short(got))
+}
+
+func bytesIndexZero(b []byte) int {
+	for i, c := range b {
+		if c == 0 {
+			return i
+		}
+	}
+	return len(b)
 }

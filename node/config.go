@@ -76,6 +76,9 @@ type Config struct {
 	// CommitInterval is commit_interval, the writer's commit period
 	// (docs/design.md §4.6). Default writer.DefaultCommitInterval.
 	CommitInterval time.Duration
+	// StatisticsInterval is the writer's statistics period (docs/design.md
+	// §4.6). Default writer.DefaultStatisticsInterval.
+	StatisticsInterval time.Duration
 	// SchemaRegistry is schema_registry: {url, username, password, token,
 	// ca_file} (--schema-registry URL, --schema-registry-user, …), the
 	// Schema Registry of the avro, protobuf and json-schema formats. Empty
@@ -153,7 +156,7 @@ func (c Config) plan(reg prometheus.Registerer) plan {
 			LeaseTTL: c.LeaseTTL, MaxPartitions: c.MaxPartitions, Registerer: reg, Logger: c.Logger},
 		indexer: indexer.Config{FlushInterval: c.FlushInterval, RangeSize: c.RangeSize, MemoryBudget: c.IndexMemory,
 			Registerer: reg, Logger: log},
-		writer: writer.Config{CommitInterval: c.CommitInterval, Registerer: reg, Logger: log},
+		writer: writer.Config{CommitInterval: c.CommitInterval, StatisticsInterval: c.StatisticsInterval, Registerer: reg, Logger: log},
 		objects: objects.Config{NodeID: c.NodeID, Warehouse: c.Warehouse, CacheDir: c.CacheDir, CacheSize: c.CacheSize,
 			Registerer: reg, Logger: c.Logger},
 		tail:     tail.Config{Registerer: reg, Logger: log},

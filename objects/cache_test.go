@@ -235,21 +235,27 @@ func TestMetrics(t *testing.T) {
 	}
 	// The handler counts bytes after the client may have read them all.
 	require.Eventually(t, func() bool { return n.s.Stats().BytesServed == 3000 }, 5*time.Second, 10*time.Millisecond)
-	values := map[string]float64{}
-	mfs, err := reg.Gather()
-	require.NoError(t, err)
-	for _, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			switch {
-			case m.GetCounter() != nil:
-				values[mf.GetName()] += m.GetCounter().GetValue()
-			case m.GetGauge() != nil:
-				values[mf.GetName()] += m.GetGauge().GetValue()
-			case m.GetHistogram() != nil:
-				values[mf.GetName()] += float64(m.GetHistogram().GetSampleCount())
+	gather := func() map[string]float64 {
+		values := map[string]float64{}
+		mfs, err := reg.Gather()
+		require.NoError(t, err)
+		for _, mf := range mfs {
+			for _, m := range mf.GetMetric() {
+				switch {
+				case m.GetCounter() != nil:
+					values[mf.GetName()] += m.GetCounter().GetValue()
+				case m.GetGauge() != nil:
+					values[mf.GetName()] += m.GetGauge().GetValue()
+				case m.GetHistogram() != nil:
+					values[mf.GetName()] += float64(m.GetHistogram().GetSampleCount())
+				}
 			}
 		}
+		return values
 	}
+	// The build's cache copy is written in the background.
+	require.Eventually(t, func() bool { return gather()["mink_objects_cache_bytes"] == 1000 }, 5*time.Second, 10*time.Millisecond)
+	values := gather()
 	require.Equal(t, 2.0, values["mink_objects_cache_hits_total"])
 	require.Equal(t, 1.0, values["mink_objects_cache_misses_total"])
 	require.Equal(t, 1.0, values["mink_objects_build_seconds"])
@@ -258,6 +264,6 @@ func TestMetrics(t *testing.T) {
 	require.EqualValues(t, 3000, n.s.Stats().BytesServed)
 
 	// A second Server on the same registry must say what to do.
-	_, err = objects.New(objects.Config{NodeID: "b", CacheDir: t.TempDir(), Registerer: reg}, pool, b, nil)
+	_, err := objects.New(objects.Config{NodeID: "b", CacheDir: t.TempDir(), Registerer: reg}, pool, b, nil)
 	require.ErrorContains(t, err, "node_id")
 }

@@ -3,6 +3,7 @@ package objects
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/xml"
 	"errors"
@@ -36,6 +37,15 @@ type Builder interface {
 	// those. Build may be called on any server node and must be safe for
 	// concurrent use; the API calls it at most once at a time per key.
 	Build(ctx context.Context, key string) ([]byte, error)
+}
+
+// SumBuilder is a Builder that also returns the SHA-256 of the bytes it
+// built (it has checked them against the recorded checksum), so that the
+// server takes it for the ETag instead of hashing the bytes a second time.
+type SumBuilder interface {
+	Builder
+	// BuildSum is Build that also returns SHA-256(bytes).
+	BuildSum(ctx context.Context, key string) ([]byte, [sha256.Size]byte, error)
 }
 
 // BuilderFunc adapts a function to Builder.

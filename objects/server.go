@@ -63,6 +63,14 @@ type Server struct {
 	closed    atomic.Bool
 	downMu    sync.Mutex
 	downUntil map[string]time.Time // owner id → end of its forwarding backoff
+
+	// A build is served from memory while its copy is written to the
+	// cache in the background: the first reader does not wait for the
+	// disk. pending holds it until the cache has it.
+	pendMu       sync.Mutex
+	pending      map[string]*built
+	storesClosed bool           // Close has begun: stores are synchronous
+	stores       sync.WaitGroup // background stores in flight
 }
 
 // New returns the S3 API of one node. pool reads metadata files; builder
@@ -98,6 +106,7 @@ func New(cfg Config, pool *pgxpool.Pool, builder Builder, members func() []clust
 		meta:      newMemoryCache(cfg.MetadataCacheSize),
 		client:    &http.Client{Transport: newForwardTransport(cfg)},
 		downUntil: map[string]time.Time{},
+		pending:   map[string]*built{},
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if s.metrics, err = newMetrics(s, cfg.Registerer); err != nil {
@@ -115,6 +124,10 @@ func (s *Server) Close() {
 	}
 	s.cancel()
 	s.client.CloseIdleConnections()
+	s.pendMu.Lock()
+	s.storesClosed = true
+	s.pendMu.Unlock()
+	s.stores.Wait()
 }
 
 // Put stores b as the data file at key in this node's cache, so that an
@@ -288,6 +301,13 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request, key string) {
 			return
 		}
 	}
+	if b, ok := s.pendingBuild(key); ok {
+		// Built a moment ago; its cache copy is still being written.
+		s.counters.hits.Add(1)
+		s.metrics.hits.Inc()
+		s.serveContent(w, r, key, sourceCache, contentTypeBinary, dataFileModTime, b.etag, bytes.NewReader(b.data))
+		return
+	}
 	s.counters.misses.Add(1)
 	s.metrics.misses.Inc()
 
@@ -331,31 +351,71 @@ func (s *Server) build(key string) (*built, error) {
 			return &built{data: b, etag: cf.etag}, nil
 		}
 	}
+	if b, ok := s.pendingBuild(key); ok {
+		return b, nil
+	}
 	s.counters.builds.Add(1)
 	start := time.Now()
-	b, err := s.callBuilder(key)
+	b, etag, err := s.callBuilder(key)
 	s.metrics.buildSeconds.WithLabelValues(buildResult(err)).Observe(time.Since(start).Seconds())
 	if err != nil {
 		s.counters.buildErrors.Add(1)
 		return nil, err
 	}
-	etag := etagOf(b)
-	s.store(key, b, etag)
 	s.log.Debug("built data file", "key", key, "bytes", len(b), "seconds", time.Since(start).Seconds())
-	return &built{data: b, etag: etag}, nil
+	res := &built{data: b, etag: etag}
+	s.pendMu.Lock()
+	if s.storesClosed {
+		s.pendMu.Unlock()
+		s.store(key, b, etag)
+		return res, nil
+	}
+	s.pending[key] = res
+	s.stores.Add(1)
+	s.pendMu.Unlock()
+	go func() {
+		defer s.stores.Done()
+		s.store(key, b, etag)
+		s.pendMu.Lock()
+		delete(s.pending, key)
+		s.pendMu.Unlock()
+	}()
+	return res, nil
+}
+
+// pendingBuild returns the build of key whose cache copy is being written.
+func (s *Server) pendingBuild(key string) (*built, bool) {
+	s.pendMu.Lock()
+	defer s.pendMu.Unlock()
+	b, ok := s.pending[key]
+	return b, ok
 }
 
 // callBuilder calls the Builder, turning a panic into an error: a panic in
 // a singleflight.DoChan function would be re-raised on a goroutine of its
 // own and take the whole node down for one file.
-func (s *Server) callBuilder(key string) (b []byte, err error) {
+//
+// It returns the bytes and their ETag: the SumBuilder's checksum when the
+// Builder is one, else a hash of the bytes.
+func (s *Server) callBuilder(key string) (b []byte, etag string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("builder panicked", "key", key, "panic", p, "stack", string(debug.Stack()))
-			b, err = nil, fmt.Errorf("objects: builder panicked: %v", p)
+			b, etag, err = nil, "", fmt.Errorf("objects: builder panicked: %v", p)
 		}
 	}()
-	return s.builder.Build(s.ctx, key)
+	if sb, ok := s.builder.(SumBuilder); ok {
+		b, sum, err := sb.BuildSum(s.ctx, key)
+		if err != nil {
+			return nil, "", err
+		}
+		return b, `"` + hex.EncodeToString(sum[:]) + `"`, nil
+	}
+	b, err = s.builder.Build(s.ctx, key)
+	if err != nil {
+		return nil, "", err
+	}
+	return b, etagOf(b), nil
 }
 
 func buildResult(err error) string {

@@ -3,7 +3,9 @@ package writer_test
 import (
 	"cmp"
 	"context"
+	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -43,16 +45,21 @@ func TestSnapshotExpiryAndCollection(t *testing.T) {
 	ixDone := make(chan error, 1)
 	go func() { ixDone <- ix.Run(runCtx, f.Take(t, tables.PartitionScope(tbl.ID, 0), "n")) }()
 	w := writer.New(pool, kc, writer.Config{CommitInterval: 40 * time.Millisecond,
-		PartitionCheckInterval: 100 * time.Millisecond, CollectAfter: 300 * time.Millisecond})
+		PartitionCheckInterval: 100 * time.Millisecond, CollectAfter: 300 * time.Millisecond, StatisticsInterval: 80 * time.Millisecond})
 	wDone := make(chan error, 1)
 	firstCtx, stopFirst := context.WithCancel(runCtx)
 	go func() { wDone <- w.Run(firstCtx, f.Take(t, tables.WriterScope(tbl.ID), "n")) }()
 
 	produced := 0
+	// Every statistics file the writer stored while the test ran.
+	seenStats := map[string]bool{}
 	produceFor := func(d time.Duration) {
 		for end := time.Now().Add(d); time.Now().Before(end); produced++ {
 			require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: []byte{byte(produced)}}).FirstErr())
 			time.Sleep(50 * time.Millisecond)
+			for _, p := range testkit.Column[string](t, pool, `SELECT path FROM metadata_files WHERE table_id = $1 AND path LIKE '%.puffin'`, tbl.ID) {
+				seenStats[p] = true
+			}
 		}
 	}
 	produceFor(time.Second)
@@ -103,16 +110,47 @@ func TestSnapshotExpiryAndCollection(t *testing.T) {
 		inMetadata)
 	require.Less(t, len(inMetadata), commits/2, "snapshots expired")
 
-	// Manifest lists and manifests stored = those the remaining rows name.
+	// Statistics: the metadata's entries are of its snapshots, and their
+	// files are stored.
+	var current []string
+	for sf := range md.Statistics() {
+		require.NotNil(t, md.SnapshotByID(sf.SnapshotID), "statistics of snapshot %d, which expired", sf.SnapshotID)
+		require.Contains(t, files, tables.Key(sf.StatisticsPath))
+		current = append(current, tables.Key(sf.StatisticsPath))
+	}
+	require.NotEmpty(t, current, "statistics files written")
+
+	// Manifest lists, manifests and statistics files stored = those the
+	// remaining rows name (a statistics file names its snapshot).
 	var named []string
-	rows, err = pool.Query(ctx, `SELECT manifest_list, manifests FROM snapshots WHERE table_id = $1`, tbl.ID)
+	rows, err = pool.Query(ctx, `SELECT snapshot_id, manifest_list, manifests FROM snapshots WHERE table_id = $1`, tbl.ID)
 	require.NoError(t, err)
+	rowSnapshots := map[string]bool{}
 	for rows.Next() {
+		var id int64
 		var list string
 		var ms []string
-		require.NoError(t, rows.Scan(&list, &ms))
+		require.NoError(t, rows.Scan(&id, &list, &ms))
 		named = append(append(named, tables.Key(list)), ms...)
+		rowSnapshots[strconv.FormatInt(id, 10)] = true
 	}
+	collected := 0
+	for p := range seenStats {
+		snap, _, _ := strings.Cut(path.Base(p), "-")
+		_, stored := files[p]
+		if rowSnapshots[snap] || slices.Contains(current, p) {
+			require.True(t, stored, "statistics file %s of a remaining snapshot was deleted", p)
+			named = append(named, p)
+		} else if !stored {
+			collected++
+		}
+	}
+	for p := range files {
+		if strings.HasSuffix(p, ".puffin") && !seenStats[p] {
+			named = append(named, p) // written after the last look
+		}
+	}
+	require.Positive(t, collected, "statistics files of collected snapshots were deleted")
 	slices.Sort(named)
 	named = slices.Compact(named)
 	var stored []string

@@ -16,6 +16,7 @@ const (
 	DefaultMaxFilesPerCommit      = 10000
 	DefaultPartitionCheckInterval = 30 * time.Second
 	DefaultCollectAfter           = 10 * time.Minute
+	DefaultStatisticsInterval     = 30 * time.Second
 )
 
 // Config tunes the writer. Zero fields take the defaults documented on
@@ -36,6 +37,10 @@ type Config struct {
 	// the snapshot just before it expired has this long to read it.
 	// Default DefaultCollectAfter.
 	CollectAfter time.Duration `setting:"collect_after"`
+	// StatisticsInterval is how often the writer writes a Puffin
+	// statistics file for the table's current snapshot when it has none
+	// (docs/design.md §4.6). Default DefaultStatisticsInterval.
+	StatisticsInterval time.Duration `setting:"statistics_interval"`
 	// Registerer receives mink_commits_total and the fenced-write counter;
 	// nil registers nothing.
 	Registerer prometheus.Registerer
@@ -51,7 +56,8 @@ type Config struct {
 // Logger set to its default.
 func (cfg Config) WithDefaults() Config {
 	return settings.Defaults(cfg, Config{CommitInterval: DefaultCommitInterval, MaxFilesPerCommit: DefaultMaxFilesPerCommit,
-		PartitionCheckInterval: DefaultPartitionCheckInterval, CollectAfter: DefaultCollectAfter, Logger: slog.Default()})
+		PartitionCheckInterval: DefaultPartitionCheckInterval, CollectAfter: DefaultCollectAfter,
+		StatisticsInterval: DefaultStatisticsInterval, Logger: slog.Default()})
 }
 
 // Validate returns a wrapped *settings.Error for a negative interval or

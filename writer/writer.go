@@ -11,8 +11,9 @@
 // and re-indexes files whose rebuild no longer matches (expiry.go). Every
 // commit, a load's too, expires the oldest snapshots (icebergmeta,
 // history.expire.max-snapshot-age-ms, mink.history.max-snapshots);
-// collection deletes what only expired snapshots referenced. Assembly and
-// statistics files come later.
+// collection deletes what only expired snapshots referenced. Every
+// statistics interval it writes the Puffin statistics file of the current
+// snapshot from the column sketches of its files (statistics.go).
 package writer
 
 import (
@@ -73,7 +74,8 @@ func (w *Writer) Run(ctx context.Context, l cluster.Lease) error {
 	log := w.cfg.Logger.With("scope", l.Scope, "epoch", l.Epoch, "table_id", l.TableID)
 	tick := time.NewTicker(w.cfg.CommitInterval)
 	defer tick.Stop()
-	s := schedule{expiryInterval: w.expiryInterval(), checkInterval: w.cfg.PartitionCheckInterval}
+	s := schedule{expiryInterval: w.expiryInterval(), checkInterval: w.cfg.PartitionCheckInterval,
+		statsInterval: w.cfg.StatisticsInterval, merged: mergedCache{}}
 	for {
 		err := w.round(ctx, l, &s, log)
 		if errors.Is(err, errTableDeleted) {
@@ -101,11 +103,18 @@ var errTableDeleted = errors.New("writer: table deleted")
 
 // schedule says when the writer's duties beyond the commit run
 // (docs/design.md §4.6): expiry every expiryInterval, the partition check
-// and collection every checkInterval. A writer's first round runs both.
+// and collection every checkInterval, statistics every statsInterval. A
+// writer's first round runs them all.
 type schedule struct {
-	expiryInterval, checkInterval time.Duration
-	lastExpiry, lastCheck         time.Time
+	expiryInterval, checkInterval, statsInterval time.Duration
+	lastExpiry, lastCheck, lastStats             time.Time
+	// merged are the sketches the statistics merged last (statistics.go).
+	merged mergedCache
 }
+
+// statsDue reports whether statistics run at now, and if so counts them as
+// run.
+func (s *schedule) statsDue(now time.Time) bool { return due(now, &s.lastStats, s.statsInterval) }
 
 // expiryDue reports whether expiry runs at now, and if so counts it as run.
 func (s *schedule) expiryDue(now time.Time) bool { return due(now, &s.lastExpiry, s.expiryInterval) }
@@ -142,6 +151,18 @@ func (w *Writer) round(ctx context.Context, l cluster.Lease, s *schedule, log *s
 	for _, tbl := range []*tables.Table{t, dlq} {
 		if err := w.commit(ctx, l, tbl); err != nil {
 			return err
+		}
+	}
+	if s.statsDue(time.Now()) {
+		for _, tbl := range []*tables.Table{t, dlq} {
+			if tbl == nil {
+				continue
+			}
+			if _, err := w.statistics(ctx, l, tbl, s.merged); errors.Is(err, pgstore.ErrFenced) {
+				return err
+			} else if err != nil && ctx.Err() == nil {
+				log.Warn("writer: statistics failed, will retry", "table", tbl.FullName(), "err", err)
+			}
 		}
 	}
 	if s.expiryDue(time.Now()) {
@@ -238,8 +259,9 @@ func (w *Writer) fencedTx(ctx context.Context, l cluster.Lease, fn func(tx pgx.T
 // snapshots expired more than CollectAfter ago referenced: their rows,
 // their manifest lists, the manifests no remaining snapshot lists, and the
 // rows of data files and tail files removed before every remaining
-// snapshot; and metadata JSON files that are neither current nor in the
-// current metadata's metadata-log. Waiting CollectAfter lets an engine
+// snapshot; the Puffin statistics files of collected snapshots; and
+// metadata JSON files that are neither current nor in the current
+// metadata's metadata-log. Waiting CollectAfter lets an engine
 // finish reading a snapshot it loaded just before it expired.
 func (w *Writer) collectExpired(ctx context.Context, tx pgx.Tx, t *tables.Table) error {
 	rows, err := tx.Query(ctx, collectSnapshotsSQL, t.ID, w.cfg.CollectAfter.Microseconds())
@@ -285,6 +307,13 @@ func (w *Writer) collectExpired(ctx context.Context, tx pgx.Tx, t *tables.Table)
 	for e := range md.PreviousFiles() {
 		keep = append(keep, tables.Key(e.MetadataFile))
 	}
-	_, err = tx.Exec(ctx, collectMetadataJSONSQL, t.ID, keep, metadataJSONDelay.Microseconds())
+	if _, err = tx.Exec(ctx, collectMetadataJSONSQL, t.ID, keep, metadataJSONDelay.Microseconds()); err != nil {
+		return err
+	}
+	keep = keep[:0]
+	for sf := range md.Statistics() {
+		keep = append(keep, tables.Key(sf.StatisticsPath))
+	}
+	_, err = tx.Exec(ctx, collectStatisticsSQL, t.ID, keep)
 	return err
 }

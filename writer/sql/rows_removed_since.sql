@@ -1,0 +1,7 @@
+-- Whether a table's snapshots after sequence number $2 up to $3 may have
+-- removed rows (a delete or an overwrite; an append adds rows and a
+-- replace keeps them), or cannot tell because some of their rows are gone.
+-- $1 table id, $2 sequence number merged before, $3 current one.
+SELECT count(*) FILTER (WHERE operation IN ('delete', 'overwrite')) > 0 OR count(*) <> $3::bigint - $2::bigint
+FROM snapshots
+WHERE table_id = $1 AND sequence_number > $2::bigint AND sequence_number <= $3::bigint;
