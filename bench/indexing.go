@@ -113,7 +113,9 @@ the mean JSON value size of the same records, the rate at which the json table w
 index as many records. References in the same run, on each partition's 16 MiB ranges: the bare
 Parquet encode (arrow-go pqarrow writing the already-decoded rows of each range with the encoder's
 pinned settings — its file is byte-identical to the encoder's, checked on the first range — the
-physical limit of our encoder), Mink's encoder alone (datafile.Build on the same records in
+physical limit of our encoder), the bare consume (one franz-go consumer reading the whole topic with read_committed and its
+default fetch settings, records discarded: the limit of reading it), the composed limit (the rate of doing the two one after the
+other, 1 / (1/consume + 1/encode), each run's; raw and json indexing's target is ≥ 0.8× it), Mink's encoder alone (datafile.Build on the same records in
 memory; for avro and protobuf schemas.Store.Spec, each record's header looked up among the writer schemas,
 then datafile.Build), and a copying pipeline as a Go user writes it today (franz-go consumer, JSON decoded into
 Arrow, apache/iceberg-go appending Parquet files to a local file:// warehouse through its hadoop
@@ -353,7 +355,14 @@ func runIndexing(ctx context.Context, h *H) error {
 			if w, err = idxMeasure(func() error { return idxBareEncode(bare) }); err != nil {
 				return err
 			}
-			add(string(f)+": bare Parquet encode", w.perCore(float64(env.records)))
+			encodeRate := w.perCore(float64(env.records))
+			add(string(f)+": bare Parquet encode", encodeRate)
+			if w, err = idxConsume(ctx, env.brokers, topic, env.records); err != nil {
+				return err
+			}
+			consumeRate := w.perCore(float64(env.records))
+			add(string(f)+": bare consume", consumeRate)
+			add(string(f)+": composed limit", idxComposed(consumeRate, encodeRate))
 
 			def.Name = fmt.Sprintf("%s_%d", f, run)
 			prof := ""
@@ -367,6 +376,7 @@ func runIndexing(ctx context.Context, h *H) error {
 			}
 			ixCPU = append(ixCPU, w.cpu)
 			add(string(f)+": indexing", w.perCore(float64(env.records)))
+			add(string(f)+": indexing against the composed limit", w.perCore(float64(env.records)))
 			add(string(f)+": indexing input", w.perCore(float64(env.topicBytes[topic])/idxMB))
 			if f.Registry() {
 				add(string(f)+": indexing, JSON-equivalent input", w.perCore(float64(env.bytes)/idxMB))
@@ -439,12 +449,28 @@ func runIndexing(ctx context.Context, h *H) error {
 		strings.Join(cpuNotes, "; "))
 	h.Note("Mink's data at rest is 0 by construction: the indexer builds each data file once, for its size, checksum and statistics, and keeps only those in Postgres (ranges and data_files rows, pg_column_size; the writer's commit, not run here, adds manifests). Copying pipeline at rest: the warehouse directory's data/ and metadata/ files.")
 
+	// The composed limit leaves out all that Mink does between the fetch
+	// and the encode (decoding values, building the Arrow rows, the
+	// statistics): Mink's encoder alone against it says what is left for
+	// the fetch.
+	var encNotes []string
+	for _, f := range idxFormats {
+		if c := m0(string(f) + ": composed limit"); c > 0 {
+			encNotes = append(encNotes, fmt.Sprintf("%s %.2f×", f, m0(string(f)+": Mink encoder alone")/c))
+		}
+	}
+	h.Note("Mink's encoder alone (no Kafka: decode, Arrow rows, Parquet encode, statistics, SHA-256) against the composed limit, medians: %s. "+
+		"Indexing is that encoder plus the fetch, so it cannot pass these ratios (a ratio under 0.8× means the 0.8× target is out of reach whatever the fetch costs).",
+		strings.Join(encNotes, ", "))
+
 	// Where the time goes, for each missed target.
 	m := func(name string) float64 { return median(samples[name]) }
 	type miss struct{ what, prof string }
 	var misses []miss
-	if r := m("raw: indexing") / m("raw: bare Parquet encode"); r < 0.6 {
-		misses = append(misses, miss{fmt.Sprintf("Missed: raw indexing is %.2f× the bare encode (target 0.6×)", r), profiles["raw"]})
+	for _, f := range []codec.Format{codec.Raw, codec.JSON} {
+		if r := m(string(f)+": indexing") / m(string(f)+": composed limit"); r < 0.8 {
+			misses = append(misses, miss{fmt.Sprintf("Missed: %s indexing is %.2f× the composed limit (target 0.8×)", f, r), profiles[string(f)]})
+		}
 	}
 	if v := m("json: indexing input"); v < 50 {
 		misses = append(misses, miss{fmt.Sprintf("Missed: json indexing reads %.1f MB/s per core (target 50)", v), profiles["json"]})
@@ -490,12 +516,16 @@ func idxDeclare(h *H) {
 			enc = "schemas.Store.Spec + datafile.Build, records in memory"
 		}
 		h.Figure(Figure{Name: s + ": Mink encoder alone", Unit: rps, Ref: s + ": bare Parquet encode", Note: enc + cpu})
+		h.Figure(Figure{Name: s + ": bare consume", Unit: rps, Note: "one franz-go consumer of the topic, read_committed, records discarded" + cpu + " (kfake in it)"})
+		h.Figure(Figure{Name: s + ": composed limit", Unit: rps, Note: "1 / (1/bare consume + 1/bare encode), each run's"})
 		ix := Figure{Name: s + ": indexing", Unit: rps, Ref: s + ": bare Parquet encode", Note: "kfake → indexers → Postgres" + cpu + " (kfake in it)"}
 		in := Figure{Name: s + ": indexing input", Unit: mbps, Note: "value bytes" + cpu}
+		composed := Figure{Name: s + ": indexing against the composed limit", Unit: rps, Ref: s + ": composed limit", Note: "the indexing figure above"}
 		switch f {
 		case codec.Raw:
-			ix.MinRatio = 0.6
+			composed.MinRatio = 0.8
 		case codec.JSON:
+			composed.MinRatio = 0.8
 			ix.Ref, ix.MinRatio = "copying pipeline", 1
 			in.Min = 50
 		case codec.Avro, codec.Protobuf:
@@ -503,6 +533,7 @@ func idxDeclare(h *H) {
 			in.Note = "value bytes (wire header + " + s + " payload)" + cpu
 		}
 		h.Figure(ix)
+		h.Figure(composed)
 		h.Figure(in)
 		if f.Registry() {
 			h.Figure(Figure{Name: s + ": indexing, JSON-equivalent input", Unit: mbps, Ref: "json: indexing input", MinRatio: 1,

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -111,6 +112,13 @@ type registryDecoder struct {
 	// protobuf unknown fields of the last value
 	pbUnknown int
 	sub       []array.Builder // the key struct's field builders
+	// last is the writer of the last value decoded, lastID its schema id
+	// and lastIdx its raw Protobuf message indexes: consecutive records
+	// mostly share a writer, and a header that repeats these bytes (the
+	// indexes are a prefix-free varint list) needs no parsing or lookup.
+	last    *writerDecoder
+	lastID  int
+	lastIdx []byte
 }
 
 func newRegistryDecoder(cfg DecoderConfig, columns []iceberg.NestedField) (*registryDecoder, error) {
@@ -156,17 +164,25 @@ func (r *registryDecoder) decode(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", r.what(), err)
 	}
-	var indexes []int
-	if r.cfg.Format == Protobuf {
-		if indexes, rest, err = wire.MessageIndexes(rest); err != nil {
-			return fmt.Errorf("%s: schema id %d: %w", r.what(), id, err)
+	w := r.last
+	if w != nil && id == r.lastID && bytes.HasPrefix(rest, r.lastIdx) {
+		rest = rest[len(r.lastIdx):]
+	} else {
+		var indexes []int
+		payload := rest
+		if r.cfg.Format == Protobuf {
+			if indexes, payload, err = wire.MessageIndexes(rest); err != nil {
+				return fmt.Errorf("%s: schema id %d: %w", r.what(), id, err)
+			}
 		}
-	}
-	k := writerKey{id, IndexesString(indexes)}
-	w := r.writers[k]
-	if w == nil {
-		w = r.compile(id, indexes)
-		r.writers[k] = w
+		k := writerKey{id, IndexesString(indexes)}
+		w = r.writers[k]
+		if w == nil {
+			w = r.compile(id, indexes)
+			r.writers[k] = w
+		}
+		r.last, r.lastID, r.lastIdx = w, id, append(r.lastIdx[:0], rest[:len(rest)-len(payload)]...)
+		rest = payload
 	}
 	if w.err != nil {
 		return w.err

@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/big"
 	"strconv"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 )
@@ -501,8 +500,34 @@ func parseYMD(s []byte) (y, m, d int, ok bool) {
 	return y, m, d, true
 }
 
+// daysIn returns the number of days of month m (1–12) of year y in the
+// proleptic Gregorian calendar.
 func daysIn(y, m int) int {
-	return time.Date(y, time.Month(m)+1, 0, 0, 0, 0, 0, time.UTC).Day()
+	if m == 2 && y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+		return 29
+	}
+	return monthDays[m]
+}
+
+var monthDays = [13]int{0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}
+
+// daysFromCivil returns the days from 1970-01-01 to the date y-m-d of the
+// proleptic Gregorian calendar (what time.Date(...).Unix()/86400 gives,
+// without its cost per value): H. Hinnant, "chrono-Compatible Low-Level
+// Date Algorithms", days_from_civil.
+func daysFromCivil(y, m, d int) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 && y%400 != 0 {
+		era--
+	}
+	yoe := y - era*400 // [0, 399]
+	mp := (m + 9) % 12 // March is 0
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy // [0, 146096]
+	return int64(era)*146097 + int64(doe) - 719468
 }
 
 func parseDate(s []byte) (int64, string) {
@@ -510,7 +535,7 @@ func parseDate(s []byte) (int64, string) {
 	if !ok || len(s) != 10 {
 		return 0, "want YYYY-MM-DD"
 	}
-	return time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC).Unix() / 86400, ""
+	return daysFromCivil(y, m, d), ""
 }
 
 // parseHMS parses HH:MM:SS[.fraction] at the start of s and returns the
@@ -592,6 +617,6 @@ func parseTimestamp(s []byte, tz bool) (int64, string) {
 	default:
 		return 0, "want an RFC 3339 date-time"
 	}
-	days := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC).Unix() / 86400
+	days := daysFromCivil(y, m, d)
 	return (days*86400-offset)*1e6 + us, ""
 }

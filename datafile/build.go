@@ -42,9 +42,25 @@ type pending struct {
 	schema *iceberg.Schema
 	rb     *array.RecordBuilder
 	cols   []array.Builder // rb's top-level builders
+	k      kafkaBuilders
 	rows   int
 	minTS  int64
 	maxTS  int64
+}
+
+// kafkaBuilders are the builders of the _kafka struct's fields, looked up
+// once per file rather than once per record.
+type kafkaBuilders struct {
+	kafka             *array.StructBuilder
+	partition, tsType *array.Int32Builder
+	offset            *array.Int64Builder
+	timestamp         *array.TimestampBuilder
+	keyString         *array.StringBuilder // one of keyString, keyBinary
+	keyBinary         *array.BinaryBuilder
+	headers           *array.ListBuilder
+	header            *array.StructBuilder
+	headerKey         *array.StringBuilder
+	headerValue       *array.BinaryBuilder
 }
 
 func newFile(mem memory.Allocator, sc *iceberg.Schema) (*pending, error) {
@@ -53,7 +69,26 @@ func newFile(mem memory.Allocator, sc *iceberg.Schema) (*pending, error) {
 		return nil, fmt.Errorf("datafile: arrow schema: %w", err)
 	}
 	rb := array.NewRecordBuilder(mem, asc)
-	return &pending{schema: sc, rb: rb, cols: rb.Fields()}, nil
+	f := &pending{schema: sc, rb: rb, cols: rb.Fields()}
+	kb := f.cols[0].(*array.StructBuilder)
+	f.k = kafkaBuilders{
+		kafka:     kb,
+		partition: kb.FieldBuilder(colPartition).(*array.Int32Builder),
+		offset:    kb.FieldBuilder(colOffset).(*array.Int64Builder),
+		timestamp: kb.FieldBuilder(colTimestamp).(*array.TimestampBuilder),
+		tsType:    kb.FieldBuilder(colTimestampType).(*array.Int32Builder),
+		headers:   kb.FieldBuilder(colHeaders).(*array.ListBuilder),
+	}
+	switch b := kb.FieldBuilder(colKey).(type) {
+	case *array.StringBuilder:
+		f.k.keyString = b
+	case *array.BinaryBuilder:
+		f.k.keyBinary = b
+	}
+	f.k.header = f.k.headers.ValueBuilder().(*array.StructBuilder)
+	f.k.headerKey = f.k.header.FieldBuilder(0).(*array.StringBuilder)
+	f.k.headerValue = f.k.header.FieldBuilder(1).(*array.BinaryBuilder)
+	return f, nil
 }
 
 // reserve makes room for rows records with keys of keyBytes in all.
@@ -76,14 +111,13 @@ func (f *pending) reserve(rows, keyBytes int) {
 //
 // ts is the timestamp in microseconds and tsType its type (see recordTime).
 func (f *pending) appendKafka(r *kgo.Record, ts int64, tsType int32, keyFormat codec.Format, sanitize bool) {
-	kb := f.cols[0].(*array.StructBuilder)
-	kb.Append(true)
-	kb.FieldBuilder(colPartition).(*array.Int32Builder).Append(r.Partition)
-	kb.FieldBuilder(colOffset).(*array.Int64Builder).Append(r.Offset)
-	kb.FieldBuilder(colTimestamp).(*array.TimestampBuilder).Append(arrow.Timestamp(ts))
-	kb.FieldBuilder(colTimestampType).(*array.Int32Builder).Append(tsType)
-	switch b := kb.FieldBuilder(colKey).(type) {
-	case *array.StringBuilder:
+	k := &f.k
+	k.kafka.Append(true)
+	k.partition.Append(r.Partition)
+	k.offset.Append(r.Offset)
+	k.timestamp.Append(arrow.Timestamp(ts))
+	k.tsType.Append(tsType)
+	if b := k.keyString; b != nil {
 		switch {
 		case r.Key == nil:
 			b.AppendNull()
@@ -92,20 +126,17 @@ func (f *pending) appendKafka(r *kgo.Record, ts int64, tsType int32, keyFormat c
 		default:
 			b.BinaryBuilder.Append(r.Key)
 		}
-	case *array.BinaryBuilder:
+	} else if b := k.keyBinary; b != nil {
 		if r.Key == nil {
 			b.AppendNull()
 		} else {
 			b.Append(r.Key)
 		}
 	}
-	hb := kb.FieldBuilder(colHeaders).(*array.ListBuilder)
 	// A record without headers has an empty list: Kafka has no null
 	// headers.
-	hb.Append(true)
-	hs := hb.ValueBuilder().(*array.StructBuilder)
-	hk := hs.FieldBuilder(0).(*array.StringBuilder)
-	hv := hs.FieldBuilder(1).(*array.BinaryBuilder)
+	k.headers.Append(true)
+	hs, hk, hv := k.header, k.headerKey, k.headerValue
 	for _, h := range r.Headers {
 		hs.Append(true)
 		if sanitize && !utf8.ValidString(h.Key) {
@@ -246,7 +277,7 @@ func build(spec *Spec, records []*kgo.Record) (*Result, error) {
 		}
 	}
 	valueCol := 1 + codec.KeyColumns(spec.KeyFormat)
-	mem := memory.NewGoAllocator()
+	var mem memory.Allocator = buildMem
 	data, err := newFile(mem, spec.Schema)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -97,15 +98,33 @@ func ArrowWriterProperties(mem memory.Allocator) pqarrow.ArrowWriterProperties {
 	return pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem))
 }
 
+// outBuffers holds the buffers writeParquet encodes into (*bytes.Buffer).
+var outBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledOut is the largest buffer capacity put back into outBuffers, in
+// bytes: a range of the default size encodes to less; an outsized one is
+// left to the collector.
+const maxPooledOut = 64 << 20
+
 // writeParquet encodes rec as one Parquet file and returns its bytes and
 // its footer, read back from the bytes.
 func writeParquet(mem memory.Allocator, rec arrow.RecordBatch) ([]byte, *metadata.FileMetaData, error) {
-	var buf bytes.Buffer
+	// The file grows in a pooled buffer and is copied out at its exact
+	// size: growing a fresh buffer by doubling made about twice the file
+	// in garbage per build, and an oversized result would be kept as long
+	// as the file (the cache holds built files).
+	buf := outBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledOut {
+			buf.Reset()
+			outBuffers.Put(buf)
+		}
+	}()
 	props, err := WriterProperties(mem, rec.Schema())
 	if err != nil {
 		return nil, nil, fmt.Errorf("datafile: parquet writer: %w", err)
 	}
-	w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, props, ArrowWriterProperties(mem))
+	w, err := pqarrow.NewFileWriter(rec.Schema(), buf, props, ArrowWriterProperties(mem))
 	if err != nil {
 		return nil, nil, fmt.Errorf("datafile: parquet writer: %w", err)
 	}
@@ -116,7 +135,7 @@ func writeParquet(mem memory.Allocator, rec arrow.RecordBatch) ([]byte, *metadat
 	if err := w.Close(); err != nil {
 		return nil, nil, fmt.Errorf("datafile: close parquet: %w", err)
 	}
-	b := buf.Bytes()
+	b := bytes.Clone(buf.Bytes())
 	r, err := file.NewParquetReader(bytes.NewReader(b))
 	if err != nil {
 		return nil, nil, fmt.Errorf("datafile: read back parquet footer: %w", err)

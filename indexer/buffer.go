@@ -26,6 +26,9 @@ type rangeBuffer struct {
 	// firstAt is when the first record came in; the flush interval runs
 	// from it.
 	firstAt time.Time
+	// control is set when records holds a control record (a
+	// transaction marker), which the cut leaves out of the files.
+	control bool
 }
 
 // recordCost is what r counts against the memory budget.
@@ -38,6 +41,7 @@ func (b *rangeBuffer) add(r *kgo.Record, now time.Time) int64 {
 	}
 	cost := recordCost(r)
 	b.records = append(b.records, r)
+	b.control = b.control || r.Attrs.IsControl()
 	b.bytes += int64(len(r.Key) + len(r.Value))
 	b.cost += cost
 	return cost
@@ -73,5 +77,11 @@ func (b *rangeBuffer) wait(now time.Time, interval time.Duration) time.Duration 
 	return b.firstAt.Add(interval).Sub(now)
 }
 
-// reset empties b after its records were cut into a range.
-func (b *rangeBuffer) reset() { *b = rangeBuffer{} }
+// reset empties b after its records were cut into a range. The records
+// slice keeps its capacity for the next range (a range of small records
+// holds hundreds of thousands of pointers; growing it again each range is
+// garbage), cleared so that the cut records can be collected.
+func (b *rangeBuffer) reset() {
+	clear(b.records)
+	*b = rangeBuffer{records: b.records[:0]}
+}

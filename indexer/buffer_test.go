@@ -43,3 +43,29 @@ func TestRangeBuffer(t *testing.T) {
 	b.add(rec(5), t0.Add(time.Minute))
 	require.Equal(t, t0.Add(time.Minute), b.firstAt, "a new range's interval runs from its own first record")
 }
+
+// TestRangeBufferReset: a cut range's records are let go (no pointer to
+// them is kept) while the slice keeps its capacity for the next range.
+func TestRangeBufferReset(t *testing.T) {
+	var b rangeBuffer
+	t0 := time.Unix(1000, 0)
+	for i := range 100 {
+		b.add(&kgo.Record{Offset: int64(i), Value: []byte("v")}, t0)
+	}
+	held := b.records[:100]
+	b.reset()
+	require.Empty(t, b.records)
+	require.GreaterOrEqual(t, cap(b.records), 100, "capacity kept for the next range")
+	for i, r := range held {
+		require.Nil(t, r, "record %d still referenced after the cut", i)
+	}
+	require.Zero(t, b.bytes+b.cost)
+	require.True(t, b.firstAt.IsZero())
+	b.add(&kgo.Record{Offset: 99, Attrs: kgo.NewRecordAttrs(kgo.RecordAttrsOpts{Control: true})}, t0)
+	require.True(t, b.control, "a control record is noted: the cut leaves it out")
+	b.reset()
+	require.False(t, b.control)
+	b.add(&kgo.Record{Offset: 100, Value: []byte("w")}, t0.Add(time.Minute))
+	require.Equal(t, int64(100), b.records[0].Offset)
+	require.Equal(t, t0.Add(time.Minute), b.firstAt)
+}

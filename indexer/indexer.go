@@ -124,8 +124,12 @@ func (ix *Indexer) Run(ctx context.Context, l cluster.Lease) error {
 			if !ok {
 				return nil
 			}
+			// One clock reading per fetch: the flush interval runs from
+			// the fetch that brought a range's first record.
+			now := time.Now()
 			for _, r := range recs {
 				if r.Offset < p.next {
+					r.Recycle()
 					continue
 				}
 				if buf.overBudget(recordCost(r), ix.buffered.Load(), ix.cfg.MemoryBudget) {
@@ -133,7 +137,7 @@ func (ix *Indexer) Run(ctx context.Context, l cluster.Lease) error {
 						return err
 					}
 				}
-				ix.buffered.Add(buf.add(r, time.Now()))
+				ix.buffered.Add(buf.add(r, now))
 				if buf.full(ix.cfg.RangeSize) {
 					if done, err := ix.flush(ctx, p, &buf); done {
 						return err
@@ -198,7 +202,7 @@ func (ix *Indexer) poll(ctx context.Context, p *partition, wait time.Duration) (
 // be built, or the lease is fenced (err wraps pgstore.ErrFenced). Other
 // errors of the insert are retried every second.
 func (ix *Indexer) flush(ctx context.Context, p *partition, buf *rangeBuffer) (done bool, err error) {
-	rg, err := ix.cutWaiting(ctx, p, buf.records)
+	rg, err := ix.cutWaiting(ctx, p, buf.records, buf.control)
 	if ctx.Err() != nil {
 		return true, nil
 	}
@@ -226,6 +230,9 @@ func (ix *Indexer) flush(ctx context.Context, p *partition, buf *rangeBuffer) (d
 	p.next = rg.end
 	ix.recorded(p, rg, buf.bytes)
 	ix.buffered.Add(-buf.cost)
+	// The range is recorded and its files built: nothing refers to the
+	// records any more (the builders copied what they kept).
+	kafka.Recycle(buf.records)
 	buf.reset()
 	return false, nil
 }
@@ -235,7 +242,7 @@ func (ix *Indexer) flush(ctx context.Context, p *partition, buf *rangeBuffer) (d
 // Postgres unreachable) the partition pauses with its records buffered and
 // tries again every second: no record becomes a dead letter because of an
 // outage (docs/design.md §4.7). It returns ctx's error when ctx ends.
-func (ix *Indexer) cutWaiting(ctx context.Context, p *partition, buf []*kgo.Record) (*indexedRange, error) {
+func (ix *Indexer) cutWaiting(ctx context.Context, p *partition, buf []*kgo.Record, control bool) (*indexedRange, error) {
 	var since, logged time.Time
 	for {
 		select {
@@ -243,7 +250,7 @@ func (ix *Indexer) cutWaiting(ctx context.Context, p *partition, buf []*kgo.Reco
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		rg, err := ix.cut(ctx, p, buf)
+		rg, err := ix.cut(ctx, p, buf, control)
 		<-ix.builds
 		if !errors.Is(err, outage.ErrUnavailable) {
 			if !since.IsZero() {
@@ -366,11 +373,15 @@ func (ix *Indexer) open(ctx context.Context, l cluster.Lease) (*partition, error
 // starts where the previous one ended and ends after the last record,
 // encoded with the schema version its records need (schemas.Store.Build:
 // a writer schema the table has not seen evolves the table schema first).
-func (ix *Indexer) cut(ctx context.Context, p *partition, buf []*kgo.Record) (*indexedRange, error) {
-	data := make([]*kgo.Record, 0, len(buf))
-	for _, r := range buf {
-		if !r.Attrs.IsControl() {
-			data = append(data, r)
+// control says whether buf holds control records.
+func (ix *Indexer) cut(ctx context.Context, p *partition, buf []*kgo.Record, control bool) (*indexedRange, error) {
+	data := buf
+	if control {
+		data = make([]*kgo.Record, 0, len(buf))
+		for _, r := range buf {
+			if !r.Attrs.IsControl() {
+				data = append(data, r)
+			}
 		}
 	}
 	if !p.table.ValueFormat.Registry() && !p.table.KeyFormat.Registry() {

@@ -191,6 +191,10 @@ type fetchOpts struct {
 	maxBytes int32
 	// keepControl returns control records (commit and abort markers).
 	keepControl bool
+	// pools and dec, when set, are a Reader's record pool and a
+	// decompressor drawing from it (see recordPool).
+	pools []kgo.Pool
+	dec   kgo.Decompressor
 }
 
 // fetchOnce sends one read_committed Fetch request for topic/partition at
@@ -204,7 +208,7 @@ func fetchOnce(ctx context.Context, cl *kgo.Client, topic string, partition int3
 	if err != nil {
 		return kgo.FetchPartition{}, 0, err
 	}
-	fp, next := processFetch(processOpts(topic, partition, offset, o), rp)
+	fp, next := processFetchWith(processOpts(topic, partition, offset, o), rp, o.dec)
 	return fp, next, nil
 }
 
@@ -212,7 +216,7 @@ func fetchOnce(ctx context.Context, cl *kgo.Client, topic string, partition int3
 func processOpts(topic string, partition int32, offset int64, o fetchOpts) kgo.ProcessFetchPartitionOpts {
 	return kgo.ProcessFetchPartitionOpts{
 		Offset: offset, IsolationLevel: kgo.ReadCommitted(), Topic: topic, Partition: partition,
-		KeepControlRecords: o.keepControl,
+		KeepControlRecords: o.keepControl, Pools: o.pools,
 	}
 }
 

@@ -161,6 +161,10 @@ type Reader struct {
 	// The fetch loop's own state.
 	next    int64
 	refresh bool
+	// pool and dec give fetches their record slabs and decompression
+	// buffers; Recycle returns them.
+	pool *recordPool
+	dec  kgo.Decompressor
 
 	offsets atomic.Pointer[Offsets] // as of the last fetch
 	results chan readResult
@@ -192,12 +196,17 @@ func (c *Client) NewReader(topic string, partition int32, offset int64) (*Reader
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	pool := &recordPool{}
 	return &Reader{c: c, cl: cl, topic: topic, partition: partition, next: offset,
+		pool: pool, dec: kgo.DefaultDecompressor(pool),
 		results: make(chan readResult), ctx: ctx, cancel: cancel, done: make(chan struct{})}, nil
 }
 
 // Poll returns the next records (data and control) in offset order, waiting
 // until some arrive or ctx is done; on ctx expiry it returns (nil, nil).
+// The records' memory comes from the reader's pool: a caller done with
+// records may pass them to Recycle (and must not touch them after), so
+// that later fetches reuse it; records not recycled are collected as usual.
 // Errors that mean Kafka is unreachable wrap outage.ErrUnavailable; the
 // reader tries again from the same offset. When the offset it reads at is
 // below the log start offset (records deleted), it goes on from the log
@@ -240,7 +249,8 @@ func (r *Reader) run() {
 func (r *Reader) fetch(ctx context.Context) ([]*kgo.Record, error) {
 	for {
 		fp, next, err := fetchOnce(ctx, r.cl, r.topic, r.partition, r.next, r.refresh,
-			fetchOpts{maxWait: readerMaxWait, maxBytes: readerFetchBytes, keepControl: true})
+			fetchOpts{maxWait: readerMaxWait, maxBytes: readerFetchBytes, keepControl: true,
+				pools: []kgo.Pool{r.pool}, dec: r.dec})
 		r.refresh = false
 		if ctx.Err() != nil {
 			return nil, nil

@@ -23,7 +23,9 @@ var decompressor = kgo.DefaultDecompressor()
 // each output by its input, so that the raw records of a compressed batch
 // can be read again without decompressing it twice.
 type keepingDecompressor struct {
-	out map[rawKey][]byte
+	// base decompresses; nil is the shared decompressor.
+	base kgo.Decompressor
+	out  map[rawKey][]byte
 }
 
 type rawKey struct {
@@ -32,7 +34,11 @@ type rawKey struct {
 }
 
 func (k *keepingDecompressor) Decompress(src []byte, codec kgo.CompressionCodecType) ([]byte, error) {
-	out, err := decompressor.Decompress(src, codec)
+	base := k.base
+	if base == nil {
+		base = decompressor
+	}
+	out, err := base.Decompress(src, codec)
 	if err == nil && len(src) > 0 {
 		if k.out == nil {
 			k.out = make(map[rawKey][]byte)
@@ -74,7 +80,14 @@ type rawTime struct {
 // back. Compressed batches are decompressed once (see keepingDecompressor).
 // A returned record whose raw timestamp cannot be found sets fp.Err.
 func processFetch(o kgo.ProcessFetchPartitionOpts, rp *kmsg.FetchResponseTopicPartition) (kgo.FetchPartition, int64) {
-	var dec keepingDecompressor
+	return processFetchWith(o, rp, nil)
+}
+
+// processFetchWith is processFetch decompressing with base (nil: the shared
+// decompressor); a Reader's base takes its buffers from the Reader's pool
+// (o.Pools).
+func processFetchWith(o kgo.ProcessFetchPartitionOpts, rp *kmsg.FetchResponseTopicPartition, base kgo.Decompressor) (kgo.FetchPartition, int64) {
+	dec := keepingDecompressor{base: base}
 	fp, next := kgo.ProcessFetchPartition(o, rp, &dec, nil)
 	if len(fp.Records) == 0 {
 		return fp, next

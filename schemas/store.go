@@ -1,6 +1,7 @@
 package schemas
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -167,11 +168,20 @@ func (s *Store) Spec(ctx context.Context, t *tables.Table, records []*kgo.Record
 	}
 	ws := preparedWriters{}
 	need := 0
+	// last is the writer of the previous key and value: consecutive
+	// records mostly share it, and a header that repeats it byte for byte
+	// (schema id, then the message indexes, a prefix-free varint list)
+	// needs no parsing or lookup.
+	var last [2]struct {
+		ok      bool
+		id      int
+		indexes []byte // the raw message indexes (Protobuf)
+	}
 	for _, r := range records {
 		if r.Attrs.IsControl() {
 			continue
 		}
-		for _, kv := range [2]struct {
+		for i, kv := range [2]struct {
 			key    bool
 			format codec.Format
 			b      []byte
@@ -183,14 +193,22 @@ func (s *Store) Spec(ctx context.Context, t *tables.Table, records []*kgo.Record
 			if err != nil {
 				continue // a dead letter with that reason
 			}
+			l := &last[i]
+			if l.ok && l.id == id && (kv.format != codec.Protobuf || bytes.HasPrefix(rest, l.indexes)) {
+				continue
+			}
 			var indexes []int
+			raw := rest[:0]
 			if kv.format == codec.Protobuf {
-				if indexes, _, err = wire.MessageIndexes(rest); err != nil {
+				var payload []byte
+				if indexes, payload, err = wire.MessageIndexes(rest); err != nil {
 					continue
 				}
+				raw = rest[:len(rest)-len(payload)]
 			}
 			k := writerKey{t.ID, kv.key, id, codec.IndexesString(indexes)}
 			if _, ok := ws[k]; ok {
+				l.ok, l.id, l.indexes = true, id, raw
 				continue
 			}
 			var m writerMapping
@@ -206,6 +224,7 @@ func (s *Store) Spec(ctx context.Context, t *tables.Table, records []*kgo.Record
 				return nil, err
 			}
 			ws[k] = m
+			l.ok, l.id, l.indexes = true, id, raw
 			if m.err == "" {
 				need = max(need, m.schemaID)
 			}

@@ -263,3 +263,30 @@ func TestStoreInferBounded(t *testing.T) {
 	require.EqualValues(t, 50000, res.Unknown)
 	require.EqualValues(t, 1, res.Data.Stats.RecordCount)
 }
+
+// TestSpecAlternatingWriters: a range whose records change writer schema
+// from one record to the next (ids 1, 2, 1, 1, 2, 2, 1) gets every writer
+// they name, however the runs of equal headers fall: no record goes to the
+// dead-letter table for want of its writer.
+func TestSpecAlternatingWriters(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := pgtest.Pool(t)
+	first := testkit.JSONSchema(1, `"id":{"type":"integer"}`, "id")
+	src := testkit.NewRegistry("t-value", first, testkit.JSONSchema(2, `"id":{"type":"integer"},"name":{"type":"string"}`, "id"))
+	tbl := testkit.CreateTable(t, pool, testkit.RegistryDefinition(t, tables.Definition{Namespace: "app", Name: "t", Topic: "t",
+		ValueFormat: "json-schema"}, first))
+	store := schemas.NewStore(pool, src)
+	var recs []*kgo.Record
+	for i, id := range []int{1, 2, 1, 1, 2, 2, 1} {
+		payload := fmt.Sprintf(`{"id":%d}`, i)
+		if id == 2 {
+			payload = fmt.Sprintf(`{"id":%d,"name":"n%d"}`, i, i)
+		}
+		recs = append(recs, record(0, int64(i), id, payload))
+	}
+	res, version, err := store.Build(ctx, tbl, recs, -1)
+	require.NoError(t, err)
+	require.Equal(t, 1, version)
+	require.Nil(t, res.DLQ)
+	require.EqualValues(t, len(recs), res.Data.Stats.RecordCount)
+}
