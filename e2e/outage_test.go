@@ -288,7 +288,9 @@ func (e *outageEnv) pickFiles() (cachedKey string, cachedBody []byte, uncachedKe
 	require.False(e.t, e.cached(uncachedKey))
 	st, _, body := outageGet(e.t, e.url("/mink/"+cachedKey))
 	require.Equal(e.t, http.StatusOK, st, "read %s: %s", cachedKey, body)
-	require.True(e.t, e.cached(cachedKey), "a file read through its owner is cached there")
+	// The cache copy is written while the build is served (objects): wait for it.
+	require.Eventually(e.t, func() bool { return e.cached(cachedKey) }, 10*time.Second, 10*time.Millisecond,
+		"a file read through its owner is cached there")
 	require.False(e.t, e.cached(uncachedKey))
 	return cachedKey, body, uncachedKey
 }
