@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -115,9 +116,8 @@ func runScan(ctx context.Context, h *H) error {
 		return err
 	}
 	wh := filepath.Join(dir, "warehouse")
-	cres, err := runCopying(ctx, copyingConfig{Brokers: kc.ListenAddrs(), Topic: topic, Records: records,
-		Schema: schema, Warehouse: wh, Table: "flights", CommitBytes: scPartitions * 16 << 20})
-	if err != nil {
+	if _, err := runCopying(ctx, copyingConfig{Brokers: kc.ListenAddrs(), Topic: topic, Records: records,
+		Schema: schema, Warehouse: wh, Table: "flights", CommitBytes: scPartitions * 16 << 20}); err != nil {
 		return fmt.Errorf("copying pipeline: %w", err)
 	}
 	local := func(ctx context.Context) (int64, error) {
@@ -135,12 +135,22 @@ func runScan(ctx context.Context, h *H) error {
 		}
 		return scScan(ctx, cat, table.Identifier{"bench", "flights"})
 	}
-	files, bytes, err := scFiles(ctx, env.node.URL())
+	// Scan the table as a user has it: after the writer has assembled
+	// its small files (docs/design.md §4.6).
+	t0 = time.Now()
+	first, sizes, err := scWaitAssembled(ctx, env.node.URL(), 5*env.cfg.CommitInterval)
 	if err != nil {
 		return err
 	}
-	h.Note("%d records; Mink's table: %d data files, %.1f MiB of Parquet; the copying pipeline's: %d data files, %.1f MiB.",
-		records, files, float64(bytes)/(1<<20), cres.DataFiles, float64(cres.DataBytes)/(1<<20))
+	h.Logf("assembled in %v", time.Since(t0).Round(time.Millisecond))
+	files := len(sizes)
+	localSizes, err := scLocalSizes(ctx, wh)
+	if err != nil {
+		return err
+	}
+	h.Note("%d records. Mink's table, as scanned (after assembly: its data files unchanged over %d assembly passes, %s after the commit; target file size 8 MiB, the default): %s; "+
+		"when first committed, before assembly: %d data files. The copying pipeline's (iceberg-go appends of 64 MiB batches of values, one file per partition per append, iceberg-go's default target file size of 512 MiB): %s.",
+		records, scSettledPasses, time.Since(t0).Round(time.Second), scSizesText(sizes), first, scSizesText(localSizes))
 
 	h.Figure(Figure{Name: "local scan", Unit: "records/s",
 		Note: "iceberg-go over the copying pipeline's hadoop file:// warehouse"})
@@ -242,25 +252,95 @@ func scScan(ctx context.Context, cat catalog.Catalog, id table.Identifier) (int6
 	return n, nil
 }
 
-// scFiles returns the number and bytes of the data files of bench.flights.
-func scFiles(ctx context.Context, nodeURL string) (int, int64, error) {
+// scSettledPasses is how many assembly passes in a row must leave the data
+// files of the table unchanged before the scan takes it as assembled.
+const scSettledPasses = 3
+
+// scWaitAssembled waits until the data files of bench.flights stay the same
+// (by path) over scSettledPasses polls, one per assembly pass (every), and
+// returns the count when first polled and the sizes of the settled files.
+func scWaitAssembled(ctx context.Context, nodeURL string, every time.Duration) (first int, sizes []int64, err error) {
 	cat, err := rest.NewCatalog(ctx, "mink", nodeURL)
 	if err != nil {
-		return 0, 0, err
+		return 0, nil, err
 	}
-	tbl, err := cat.LoadTable(ctx, table.Identifier{"bench", "flights"})
+	deadline := time.Now().Add(3 * time.Minute)
+	var last string
+	same := 0
+	for poll := 0; ; poll++ {
+		paths, sz, err := scFileList(ctx, cat, table.Identifier{"bench", "flights"})
+		if err != nil {
+			return 0, nil, err
+		}
+		if poll == 0 {
+			first = len(paths)
+		}
+		if key := strings.Join(paths, "\n"); key == last {
+			same++
+		} else {
+			last, same = key, 0
+		}
+		if same >= scSettledPasses {
+			return first, sz, nil
+		}
+		if time.Now().After(deadline) {
+			return 0, nil, fmt.Errorf("bench.flights: data files still changing after 3 minutes (%d now)", len(paths))
+		}
+		select {
+		case <-ctx.Done():
+			return 0, nil, ctx.Err()
+		case <-time.After(every):
+		}
+	}
+}
+
+// scLocalSizes returns the sizes of the data files of the copying
+// pipeline's table in the hadoop warehouse wh.
+func scLocalSizes(ctx context.Context, wh string) ([]int64, error) {
+	cat, err := hadoop.NewCatalog("bench", wh, iceberg.Properties{})
 	if err != nil {
-		return 0, 0, err
+		return nil, err
+	}
+	defer cat.Close()
+	_, sizes, err := scFileList(ctx, cat, table.Identifier{"bench", "flights"})
+	return sizes, err
+}
+
+// scFileList loads id from cat and returns the sorted paths of the data
+// files of its current snapshot and their sizes, in bytes, ascending.
+func scFileList(ctx context.Context, cat catalog.Catalog, id table.Identifier) ([]string, []int64, error) {
+	tbl, err := cat.LoadTable(ctx, id)
+	if err != nil {
+		return nil, nil, err
 	}
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
-		return 0, 0, err
+		return nil, nil, err
 	}
-	var size int64
+	paths := make([]string, 0, len(tasks))
+	sizes := make([]int64, 0, len(tasks))
 	for _, t := range tasks {
-		size += t.File.FileSizeBytes()
+		paths = append(paths, t.File.FilePath())
+		sizes = append(sizes, t.File.FileSizeBytes())
 	}
-	return len(tasks), size, nil
+	slices.Sort(paths)
+	slices.Sort(sizes)
+	return paths, sizes, nil
+}
+
+// scSizesText describes data file sizes (ascending): count, total, and
+// smallest, median and largest file.
+func scSizesText(sizes []int64) string {
+	if len(sizes) == 0 {
+		return "no data files"
+	}
+	var total int64
+	for _, s := range sizes {
+		total += s
+	}
+	mib := func(b int64) float64 { return float64(b) / (1 << 20) }
+	return fmt.Sprintf("%d data files, %.1f MiB of Parquet, %.2f / %.2f / %.2f MiB smallest / median / largest",
+		len(sizes), mib(total), mib(sizes[0]), mib(sizes[len(sizes)/2]), mib(sizes[len(sizes)-1]))
 }
 
 // scDataGets returns the node's data file reads served from its cache
