@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -336,7 +337,14 @@ func runServing(ctx context.Context, h *H) error {
 
 		// Run r reads batch r+1, which no node has read yet.
 		rk, rs := coldKeys[run+1], coldSizes[run+1]
+		stopCold := func() {}
+		if p := os.Getenv("MINK_BENCH_SERVING_PROFILE"); p != "" && run == h.Runs-1 {
+			if stopCold, err = startCPUProfile(p); err != nil {
+				return err
+			}
+		}
 		d, err := builder.get(ctx, rk, rs, bigReads)
+		stopCold()
 		if err != nil {
 			return err
 		}
