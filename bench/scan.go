@@ -42,7 +42,9 @@ func init() {
 		About: `The flight records (flights-3m.parquet) are produced as JSON values into a
 topic of 4 partitions on an in-process kfake broker reached over TCP, and
 indexed by one Mink node (real PostgreSQL; json table of the flights
-schema, default range size 16 MiB) until every partition is committed. The
+schema, default range size 16 MiB) until every partition is committed, and
+until the writer's assembly (docs/design.md §4.6, default target file size)
+has settled: the table's data files the same over 3 assembly passes. The
 copying pipeline (the indexing scenario's) writes the same records to a
 hadoop file:// warehouse on local disk. Each run then scans the whole table
 with apache/iceberg-go, the way an engine reads (load the table from the
@@ -107,6 +109,15 @@ func runScan(ctx context.Context, h *H) error {
 		return err
 	}
 	h.Logf("indexed and committed in %v", time.Since(t0).Round(time.Millisecond))
+	committed := time.Now()
+	firstCat, err := rest.NewCatalog(ctx, "mink", env.node.URL())
+	if err != nil {
+		return err
+	}
+	firstPaths, _, err := scFileList(ctx, firstCat, table.Identifier{"bench", "flights"})
+	if err != nil {
+		return err
+	}
 
 	// The copying pipeline's table of the same records, on local disk.
 	schemaDef := tables.Definition{Namespace: "bench", Name: "copy", Topic: topic, ValueFormat: string(codec.JSON),
@@ -137,20 +148,20 @@ func runScan(ctx context.Context, h *H) error {
 	}
 	// Scan the table as a user has it: after the writer has assembled
 	// its small files (docs/design.md §4.6).
-	t0 = time.Now()
-	first, sizes, err := scWaitAssembled(ctx, env.node.URL(), 5*env.cfg.CommitInterval)
+	sizes, err := scWaitAssembled(ctx, env.node.URL(), 5*env.cfg.CommitInterval)
 	if err != nil {
 		return err
 	}
-	h.Logf("assembled in %v", time.Since(t0).Round(time.Millisecond))
+	settled := time.Since(committed).Round(time.Second)
+	h.Logf("assembly settled %v after the commit", settled)
 	files := len(sizes)
 	localSizes, err := scLocalSizes(ctx, wh)
 	if err != nil {
 		return err
 	}
-	h.Note("%d records. Mink's table, as scanned (after assembly: its data files unchanged over %d assembly passes, %s after the commit; target file size 8 MiB, the default): %s; "+
-		"when first committed, before assembly: %d data files. The copying pipeline's (iceberg-go appends of 64 MiB batches of values, one file per partition per append, iceberg-go's default target file size of 512 MiB): %s.",
-		records, scSettledPasses, time.Since(t0).Round(time.Second), scSizesText(sizes), first, scSizesText(localSizes))
+	h.Note("%d records. Mink's table as scanned, after assembly (target file size 8 MiB, the default; its data files unchanged over %d assembly passes, %s after the last record was committed): %s; "+
+		"when the last record was committed: %d data files. The copying pipeline's (iceberg-go appends of 64 MiB batches of values, one file per partition per append, iceberg-go's default target file size of 512 MiB): %s.",
+		records, scSettledPasses, settled, scSizesText(sizes), len(firstPaths), scSizesText(localSizes))
 
 	h.Figure(Figure{Name: "local scan", Unit: "records/s",
 		Note: "iceberg-go over the copying pipeline's hadoop file:// warehouse"})
@@ -258,22 +269,19 @@ const scSettledPasses = 3
 
 // scWaitAssembled waits until the data files of bench.flights stay the same
 // (by path) over scSettledPasses polls, one per assembly pass (every), and
-// returns the count when first polled and the sizes of the settled files.
-func scWaitAssembled(ctx context.Context, nodeURL string, every time.Duration) (first int, sizes []int64, err error) {
+// returns the sizes of the settled files.
+func scWaitAssembled(ctx context.Context, nodeURL string, every time.Duration) ([]int64, error) {
 	cat, err := rest.NewCatalog(ctx, "mink", nodeURL)
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	deadline := time.Now().Add(3 * time.Minute)
 	var last string
 	same := 0
-	for poll := 0; ; poll++ {
+	for {
 		paths, sz, err := scFileList(ctx, cat, table.Identifier{"bench", "flights"})
 		if err != nil {
-			return 0, nil, err
-		}
-		if poll == 0 {
-			first = len(paths)
+			return nil, err
 		}
 		if key := strings.Join(paths, "\n"); key == last {
 			same++
@@ -281,14 +289,14 @@ func scWaitAssembled(ctx context.Context, nodeURL string, every time.Duration) (
 			last, same = key, 0
 		}
 		if same >= scSettledPasses {
-			return first, sz, nil
+			return sz, nil
 		}
 		if time.Now().After(deadline) {
-			return 0, nil, fmt.Errorf("bench.flights: data files still changing after 3 minutes (%d now)", len(paths))
+			return nil, fmt.Errorf("bench.flights: data files still changing after 3 minutes (%d now)", len(paths))
 		}
 		select {
 		case <-ctx.Done():
-			return 0, nil, ctx.Err()
+			return nil, ctx.Err()
 		case <-time.After(every):
 		}
 	}
