@@ -217,7 +217,10 @@ func runScan(ctx context.Context, h *H) error {
 		}
 		h.Add("warm scan CPU", cpu.Seconds())
 		if run == 0 {
-			h.Note("A warm scan sends %.0f data file GETs to the node (cache hits counted by mink_objects_cache_hits_total), %.1f per data file.",
+			h.Note("A warm scan sends %.0f data file GETs to the node (cache hits counted by mink_objects_cache_hits_total), %.1f per data file: "+
+				"iceberg-go v0.7.0 opens a file with a GET of the whole object (gocloud's NewReader), reads none of its body and drops the connection, "+
+				"then sends one ranged GET per read: the footer and each column chunk (12 leaf columns, one row group per file). "+
+				"The local scan reads the same parts with pread.",
 				scDataGets(ctx, env.node.URL())-gets0, (scDataGets(ctx, env.node.URL())-gets0)/float64(files))
 		}
 		loc, err := timed(local, prof("local"))
