@@ -131,6 +131,11 @@ func (s *Server) Close() {
 	s.stores.Wait()
 }
 
+// Flush waits until the cache copies of the builds served so far are
+// written (a build is served from memory while its copy is written, so
+// Stats may lag a read by that write).
+func (s *Server) Flush() { s.stores.Wait() }
+
 // Put stores b as the data file at key in this node's cache, so that an
 // indexer that has just built a file this node owns saves its first reader
 // a build. b must be the file's exact bytes; Put does not check them.
