@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -57,12 +58,13 @@ one partition holds 128 MiB of random 1 KiB values, indexed as one range
 of Parquet. Cached: GET /<warehouse>/<key> of the whole file over loopback
 while it is in the node's disk cache (the indexer puts it there), read by a
 Go HTTP client in 1 MiB reads; the same with io.Copy into io.Discard (8 KiB
-reads) shows what the client's read loop costs. Cold: a second raw table
-whose one partition holds one 16 MiB range (the default range size) per
-run and one more, and a json table of flight records (flights-3m.parquet)
-of as many 16 MiB ranges of JSON. A server-only node is started once; it
-builds and serves the first file of each table (the warm-up), then each
-run GETs the next file of each table, which no node has read (the
+reads) shows what the client's read loop costs. Cold: raw tables whose
+one partition holds one 16 MiB range (the default range size), one per run
+and one more, and as many json tables of flight records
+(flights-3m.parquet) of one 16 MiB range of JSON. A server-only node is
+started once; it builds and serves the file of the first table of each
+kind (the warm-up), then each run GETs the file of the next table of each
+kind, which no node has read (the
 forwarded-read header makes the node build it itself: fetch, encode,
 SHA-256 check against the indexed checksum, serve): the cold build of a
 running node, its Postgres pool, Kafka and HTTP connections open. The same
@@ -191,19 +193,18 @@ func runServing(ctx context.Context, h *H) error {
 	env.cfg.Advertise = env.node.URL()
 
 	// The files built cold first: ranges of the default size, one per run
-	// and one more to warm the building node up with. Then the large file,
+	// and one more to warm the building node up with, each in a table of
+	// its own. Then the large file,
 	// after a restart with a range size to match it.
 	batches := h.Runs + 1
-	coldKeys, coldSizes, err := svTableBatches(ctx, h, env, map[string]any{"name": "blobs16", "value_format": "raw"},
+	coldKeys, coldSizes, err := svTables(ctx, h, env, map[string]any{"name": "blobs16", "value_format": "raw"},
 		svValues(svColdValues), batches)
 	if err != nil {
 		return err
 	}
 	coldKey, coldSize := coldKeys[0], coldSizes[0]
 	coldRecords := svColdValues / svValueSize
-	// A json table of flight records, ranges of the default size. Its
-	// files (1.6 MiB) are below the default assembly target: a target of
-	// 1 MiB keeps the writer from joining them.
+	// json tables of flight records, a range of the default size each.
 	var flights [][]byte
 	var jsonKeys []string
 	var jsonSizes []int64
@@ -219,9 +220,8 @@ func runServing(ctx context.Context, h *H) error {
 				break
 			}
 		}
-		jsonKeys, jsonSizes, err = svTableBatches(ctx, h, env, map[string]any{"name": "flights16", "value_format": "json",
-			"schema": json.RawMessage(FlightsSchema), "properties": map[string]string{tables.PropTargetFileSize: "1048576"}},
-			flights, batches)
+		jsonKeys, jsonSizes, err = svTables(ctx, h, env, map[string]any{"name": "flights16", "value_format": "json",
+			"schema": json.RawMessage(FlightsSchema)}, flights, batches)
 		if err != nil {
 			return err
 		}
@@ -292,7 +292,7 @@ func runServing(ctx context.Context, h *H) error {
 	}
 	// The running node the cold builds are measured on: server only, its
 	// reads marked as forwarded so that it builds every file itself. It
-	// builds and serves the warm-up files (batch 0) first.
+	// builds and serves the warm-up files (the first tables') first.
 	builder, err := svStartBuilder(ctx, env, dir, "serving-builder")
 	if err != nil {
 		return err
@@ -341,7 +341,7 @@ func runServing(ctx context.Context, h *H) error {
 		}
 		h.Add("cached GET, io.Copy to io.Discard", svMiBps(svGets*size, took))
 
-		// Run r reads batch r+1, which no node has read yet.
+		// Run r reads the file of table r+1, which no node has read yet.
 		rk, rs := coldKeys[run+1], coldSizes[run+1]
 		stopCold := func() {}
 		if p := os.Getenv("MINK_BENCH_SERVING_PROFILE"); p != "" && run == h.Runs-1 {
@@ -419,50 +419,23 @@ func svTable(ctx context.Context, h *H, env *svEnv, name string, valueBytes int)
 	return svTableOf(ctx, h, env, map[string]any{"name": name, "value_format": "raw"}, svValues(valueBytes))
 }
 
-// svTableBatches creates the table def as svTableOf does and produces
-// values to it batches times, waiting for each batch's commit, so that
-// each batch is one indexed range (the node's range size must be the
-// batch's value bytes). It returns the keys and sizes of the batches'
-// data files, in offset order.
-func svTableBatches(ctx context.Context, h *H, env *svEnv, def map[string]any, values [][]byte, batches int) ([]string, []int64, error) {
-	if _, _, err := svTableOf(ctx, h, env, def, values); err != nil {
-		return nil, nil, err
-	}
-	const ns = "bench"
+// svTables creates n tables of def, named <name>-0 … <name>-<n-1>, each
+// on its own one-partition topic holding values (one indexed range, as
+// svTableOf), and returns the keys and sizes of their data files. A
+// table per file keeps each file's range the last data of its partition,
+// so the bare consumer reads the range and nothing after it.
+func svTables(ctx context.Context, h *H, env *svEnv, def map[string]any, values [][]byte, n int) ([]string, []int64, error) {
+	keys := make([]string, n)
+	sizes := make([]int64, n)
 	name := def["name"].(string)
-	for b := 1; b < batches; b++ {
-		if _, err := produce(ctx, env.kafka.ListenAddrs(), name, 1, values); err != nil {
+	for i := range n {
+		d := maps.Clone(def)
+		d["name"] = fmt.Sprintf("%s-%d", name, i)
+		k, sz, err := svTableOf(ctx, h, env, d, values)
+		if err != nil {
 			return nil, nil, err
 		}
-		if err := svWaitCommitted(ctx, env.node.URL(), ns+"."+name, int64((b+1)*len(values))); err != nil {
-			return nil, nil, err
-		}
-	}
-	cat, err := rest.NewCatalog(ctx, "mink", env.node.URL())
-	if err != nil {
-		return nil, nil, err
-	}
-	tbl, err := cat.LoadTable(ctx, table.Identifier{ns, name})
-	if err != nil {
-		return nil, nil, err
-	}
-	tasks, err := tbl.Scan().PlanFiles(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	keys := make([]string, batches)
-	sizes := make([]int64, batches)
-	for _, t := range tasks {
-		key := tables.Key(t.File.FilePath())
-		ref, ok := tables.ParseDataFileKey(key)
-		n := int64(len(values))
-		if !ok || ref.Start%n != 0 || ref.End != ref.Start+n || ref.Start/n >= int64(batches) {
-			return nil, nil, fmt.Errorf("%s: data file %s is not one batch of %d records", name, key, n)
-		}
-		keys[ref.Start/n], sizes[ref.Start/n] = key, t.File.FileSizeBytes()
-	}
-	if len(tasks) != batches {
-		return nil, nil, fmt.Errorf("%s: %d data files for %d batches", name, len(tasks), batches)
+		keys[i], sizes[i] = k, sz
 	}
 	return keys, sizes, nil
 }
