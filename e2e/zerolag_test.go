@@ -437,7 +437,10 @@ func TestZeroLagUnderContinuousProduce(t *testing.T) {
 	for i, l := range loads {
 		require.NoError(t, l.err, "load %d", i)
 		cur := l.md.CurrentSnapshot()
-		require.NotNil(t, cur, "load %d", i)
+		if cur == nil { // a load before the first record: the table has no snapshot yet
+			require.Zero(t, l.ackedBefore, "load %d: no snapshot, but records were acknowledged before it", i)
+			continue
+		}
 		total, err := strconv.ParseInt(cur.Summary.Properties["total-records"], 10, 64)
 		require.NoError(t, err)
 		require.GreaterOrEqual(t, total, l.ackedBefore, "load %d: records acknowledged before it are missing", i)
