@@ -44,8 +44,11 @@ type pending struct {
 	cols   []array.Builder // rb's top-level builders
 	k      kafkaBuilders
 	rows   int
-	minTS  int64
-	maxTS  int64
+	// reserved is the rows every builder has room for (reserve): up to
+	// it, fixed-width _kafka fields append without checking.
+	reserved int
+	minTS    int64
+	maxTS    int64
 }
 
 // kafkaBuilders are the builders of the _kafka struct's fields, looked up
@@ -93,7 +96,8 @@ func newFile(mem memory.Allocator, sc *iceberg.Schema) (*pending, error) {
 
 // reserve makes room for rows records with keys of keyBytes in all.
 func (f *pending) reserve(rows, keyBytes int) {
-	f.rb.Reserve(rows)
+	f.rb.Reserve(rows) // the _kafka struct's fields too (StructBuilder.Reserve)
+	f.reserved = f.rows + rows
 	kb := f.cols[0].(*array.StructBuilder)
 	switch b := kb.FieldBuilder(colKey).(type) {
 	case *array.StringBuilder:
@@ -112,11 +116,21 @@ func (f *pending) reserve(rows, keyBytes int) {
 // ts is the timestamp in microseconds and tsType its type (see recordTime).
 func (f *pending) appendKafka(r *kgo.Record, ts int64, tsType int32, keyFormat codec.Format, sanitize bool) {
 	k := &f.k
-	k.kafka.Append(true)
-	k.partition.Append(r.Partition)
-	k.offset.Append(r.Offset)
-	k.timestamp.Append(arrow.Timestamp(ts))
-	k.tsType.Append(tsType)
+	if f.rows < f.reserved {
+		// Room made by reserve: a checked Append costs a call that does
+		// not inline, per field and record.
+		k.kafka.UnsafeAppendBoolToBitmap(true)
+		k.partition.UnsafeAppend(r.Partition)
+		k.offset.UnsafeAppend(r.Offset)
+		k.timestamp.UnsafeAppend(arrow.Timestamp(ts))
+		k.tsType.UnsafeAppend(tsType)
+	} else {
+		k.kafka.Append(true)
+		k.partition.Append(r.Partition)
+		k.offset.Append(r.Offset)
+		k.timestamp.Append(arrow.Timestamp(ts))
+		k.tsType.Append(tsType)
+	}
 	if b := k.keyString; b != nil {
 		switch {
 		case r.Key == nil:
