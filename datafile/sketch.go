@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -171,6 +172,34 @@ func hashBytes(v []byte) uint64 {
 	return h1
 }
 
+// hashShort is hashBytes of the n (at most 8) bytes of v little-endian:
+// MurmurHash3 x64_128 of an input shorter than one block is its tail
+// mixed in and the finalization, done here without a buffer or a call.
+// TestSketchAdmitSame checks it against the library.
+func hashShort(v uint64, n uint64) uint64 {
+	const c1, c2 = 0x87c37b91114253d5, 0x4cf5ad432745937f
+	h1, h2 := uint64(SketchSeed), uint64(SketchSeed)
+	k1 := v * c1
+	k1 = bits.RotateLeft64(k1, 31) * c2
+	h1 ^= k1
+	h1 ^= n
+	h2 ^= n
+	h1 += h2
+	h2 += h1
+	h1, h2 = fmix64(h1), fmix64(h2)
+	return h1 + h2
+}
+
+// fmix64 is MurmurHash3's finalization mix.
+func fmix64(k uint64) uint64 {
+	k ^= k >> 33
+	k *= 0xff51afd7ed558ccd
+	k ^= k >> 33
+	k *= 0xc4ceb9fe1a85ec53
+	k ^= k >> 33
+	return k
+}
+
 // feed64 feeds a value whose serialization is the 8 bytes of v
 // little-endian. UpdateInt64 hashes exactly those bytes (MurmurHash3 of one
 // long is that of its 8 bytes little-endian; the golden vectors pin it),
@@ -180,8 +209,7 @@ func (c *colSketch) feed64(v uint64) {
 		return
 	}
 	c.prevU, c.hasPrev = v, true
-	binary.LittleEndian.PutUint64(c.buf[:], v)
-	if c.admit(hashBytes(c.buf[:8])) {
+	if c.admit(hashShort(v, 8)) {
 		_ = c.sk.UpdateInt64(int64(v))
 	}
 }
@@ -194,8 +222,8 @@ func (c *colSketch) feed32(v uint32) {
 		return
 	}
 	c.prevU, c.hasPrev = uint64(v), true
-	binary.LittleEndian.PutUint32(c.buf[:], v)
-	if c.admit(hashBytes(c.buf[:4])) {
+	if c.admit(hashShort(uint64(v), 4)) {
+		binary.LittleEndian.PutUint32(c.buf[:], v)
 		_ = c.sk.UpdateBytes(c.buf[:4])
 	}
 }
