@@ -260,10 +260,16 @@ func build(spec *Spec, records []*kgo.Record) (*Result, error) {
 	if err := codec.CheckKey(spec.KeyFormat, nil); err != nil {
 		return nil, fmt.Errorf("datafile: %w", err)
 	}
+	// One pass checks the records and adds up their keys and values (the
+	// binary column data reserved below): a range's records do not fit
+	// in the CPU caches, and each pass over them costs their loads.
+	var keyBytes, valueBytes int
 	for i, r := range records {
 		if r == nil {
 			return nil, fmt.Errorf("datafile: record %d is nil", i)
 		}
+		keyBytes += len(r.Key)
+		valueBytes += len(r.Value)
 		if i > 0 {
 			if r.Partition != records[0].Partition {
 				return nil, fmt.Errorf("datafile: record at offset %d is in partition %d, want %d", r.Offset, r.Partition, records[0].Partition)
@@ -302,11 +308,6 @@ func build(spec *Spec, records []*kgo.Record) (*Result, error) {
 	}
 	// Reserve the binary column data up front: growing it by doubling
 	// costs copies and zeroing.
-	var keyBytes, valueBytes int
-	for _, r := range records {
-		keyBytes += len(r.Key)
-		valueBytes += len(r.Value)
-	}
 	data.reserve(len(records), keyBytes)
 	switch b := data.cols[valueCol].(type) {
 	case *array.BinaryBuilder:
