@@ -31,9 +31,9 @@ func main() {
 	list := flag.Bool("list", false, "list the scenarios and exit")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
-	// Indexing, then loads (freshness, lineage), serving, scan, scale, memory;
+	// Indexing, then loads (freshness, lineage), serving, scan, statistics, scale, memory;
 	// not the files' init order.
-	order := []string{"indexing", "freshness", "lineage", "serving", "scan", "scale", "memory"}
+	order := []string{"indexing", "freshness", "lineage", "serving", "scan", "statistics", "scale", "memory"}
 	slices.SortStableFunc(scenarios, func(a, b Scenario) int {
 		ia, ib := slices.Index(order, a.Name), slices.Index(order, b.Name)
 		if ia < 0 {

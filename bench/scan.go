@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,7 +42,9 @@ func init() {
 		About: `The flight records (flights-3m.parquet) are produced as JSON values into a
 topic of 4 partitions on an in-process kfake broker reached over TCP, and
 indexed by one Mink node (real PostgreSQL; json table of the flights
-schema, default range size 16 MiB) until every partition is committed. The
+schema, default range size 16 MiB) until every partition is committed, and
+until the writer's assembly (docs/design.md §4.6, default target file size)
+has settled: the table's data files the same over 3 assembly passes. The
 copying pipeline (the indexing scenario's) writes the same records to a
 hadoop file:// warehouse on local disk. Each run then scans the whole table
 with apache/iceberg-go, the way an engine reads (load the table from the
@@ -106,6 +109,15 @@ func runScan(ctx context.Context, h *H) error {
 		return err
 	}
 	h.Logf("indexed and committed in %v", time.Since(t0).Round(time.Millisecond))
+	committed := time.Now()
+	firstCat, err := rest.NewCatalog(ctx, "mink", env.node.URL())
+	if err != nil {
+		return err
+	}
+	firstPaths, _, err := scFileList(ctx, firstCat, table.Identifier{"bench", "flights"})
+	if err != nil {
+		return err
+	}
 
 	// The copying pipeline's table of the same records, on local disk.
 	schemaDef := tables.Definition{Namespace: "bench", Name: "copy", Topic: topic, ValueFormat: string(codec.JSON),
@@ -115,9 +127,8 @@ func runScan(ctx context.Context, h *H) error {
 		return err
 	}
 	wh := filepath.Join(dir, "warehouse")
-	cres, err := runCopying(ctx, copyingConfig{Brokers: kc.ListenAddrs(), Topic: topic, Records: records,
-		Schema: schema, Warehouse: wh, Table: "flights", CommitBytes: scPartitions * 16 << 20})
-	if err != nil {
+	if _, err := runCopying(ctx, copyingConfig{Brokers: kc.ListenAddrs(), Topic: topic, Records: records,
+		Schema: schema, Warehouse: wh, Table: "flights", CommitBytes: scPartitions * 16 << 20}); err != nil {
 		return fmt.Errorf("copying pipeline: %w", err)
 	}
 	local := func(ctx context.Context) (int64, error) {
@@ -135,12 +146,22 @@ func runScan(ctx context.Context, h *H) error {
 		}
 		return scScan(ctx, cat, table.Identifier{"bench", "flights"})
 	}
-	files, bytes, err := scFiles(ctx, env.node.URL())
+	// Scan the table as a user has it: after the writer has assembled
+	// its small files (docs/design.md §4.6).
+	sizes, err := scWaitAssembled(ctx, env.node.URL(), 5*env.cfg.CommitInterval)
 	if err != nil {
 		return err
 	}
-	h.Note("%d records; Mink's table: %d data files, %.1f MiB of Parquet; the copying pipeline's: %d data files, %.1f MiB.",
-		records, files, float64(bytes)/(1<<20), cres.DataFiles, float64(cres.DataBytes)/(1<<20))
+	settled := time.Since(committed).Round(time.Second)
+	h.Logf("assembly settled %v after the commit", settled)
+	files := len(sizes)
+	localSizes, err := scLocalSizes(ctx, wh)
+	if err != nil {
+		return err
+	}
+	h.Note("%d records. Mink's table as scanned, after assembly (target file size 8 MiB, the default; its data files unchanged over %d assembly passes, %s after the last record was committed): %s; "+
+		"when the last record was committed: %d data files. The copying pipeline's (iceberg-go appends of 64 MiB batches of values, one file per partition per append, iceberg-go's default target file size of 512 MiB): %s.",
+		records, scSettledPasses, settled, scSizesText(sizes), len(firstPaths), scSizesText(localSizes))
 
 	h.Figure(Figure{Name: "local scan", Unit: "records/s",
 		Note: "iceberg-go over the copying pipeline's hadoop file:// warehouse"})
@@ -196,7 +217,10 @@ func runScan(ctx context.Context, h *H) error {
 		}
 		h.Add("warm scan CPU", cpu.Seconds())
 		if run == 0 {
-			h.Note("A warm scan sends %.0f data file GETs to the node (cache hits counted by mink_objects_cache_hits_total), %.1f per data file.",
+			h.Note("A warm scan sends %.0f data file GETs to the node (cache hits counted by mink_objects_cache_hits_total), %.1f per data file: "+
+				"iceberg-go v0.7.0 opens a file with a GET of the whole object (gocloud's NewReader), reads none of its body and drops the connection, "+
+				"then sends one ranged GET per read: the footer and each column chunk (12 leaf columns, one row group per file). "+
+				"The local scan reads the same parts with pread.",
 				scDataGets(ctx, env.node.URL())-gets0, (scDataGets(ctx, env.node.URL())-gets0)/float64(files))
 		}
 		loc, err := timed(local, prof("local"))
@@ -242,25 +266,92 @@ func scScan(ctx context.Context, cat catalog.Catalog, id table.Identifier) (int6
 	return n, nil
 }
 
-// scFiles returns the number and bytes of the data files of bench.flights.
-func scFiles(ctx context.Context, nodeURL string) (int, int64, error) {
+// scSettledPasses is how many assembly passes in a row must leave the data
+// files of the table unchanged before the scan takes it as assembled.
+const scSettledPasses = 3
+
+// scWaitAssembled waits until the data files of bench.flights stay the same
+// (by path) over scSettledPasses polls, one per assembly pass (every), and
+// returns the sizes of the settled files.
+func scWaitAssembled(ctx context.Context, nodeURL string, every time.Duration) ([]int64, error) {
 	cat, err := rest.NewCatalog(ctx, "mink", nodeURL)
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
-	tbl, err := cat.LoadTable(ctx, table.Identifier{"bench", "flights"})
+	deadline := time.Now().Add(3 * time.Minute)
+	var last string
+	same := 0
+	for {
+		paths, sz, err := scFileList(ctx, cat, table.Identifier{"bench", "flights"})
+		if err != nil {
+			return nil, err
+		}
+		if key := strings.Join(paths, "\n"); key == last {
+			same++
+		} else {
+			last, same = key, 0
+		}
+		if same >= scSettledPasses {
+			return sz, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("bench.flights: data files still changing after 3 minutes (%d now)", len(paths))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(every):
+		}
+	}
+}
+
+// scLocalSizes returns the sizes of the data files of the copying
+// pipeline's table in the hadoop warehouse wh.
+func scLocalSizes(ctx context.Context, wh string) ([]int64, error) {
+	cat, err := hadoop.NewCatalog("bench", wh, iceberg.Properties{})
 	if err != nil {
-		return 0, 0, err
+		return nil, err
+	}
+	defer cat.Close()
+	_, sizes, err := scFileList(ctx, cat, table.Identifier{"bench", "flights"})
+	return sizes, err
+}
+
+// scFileList loads id from cat and returns the sorted paths of the data
+// files of its current snapshot and their sizes, in bytes, ascending.
+func scFileList(ctx context.Context, cat catalog.Catalog, id table.Identifier) ([]string, []int64, error) {
+	tbl, err := cat.LoadTable(ctx, id)
+	if err != nil {
+		return nil, nil, err
 	}
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
-		return 0, 0, err
+		return nil, nil, err
 	}
-	var size int64
+	paths := make([]string, 0, len(tasks))
+	sizes := make([]int64, 0, len(tasks))
 	for _, t := range tasks {
-		size += t.File.FileSizeBytes()
+		paths = append(paths, t.File.FilePath())
+		sizes = append(sizes, t.File.FileSizeBytes())
 	}
-	return len(tasks), size, nil
+	slices.Sort(paths)
+	slices.Sort(sizes)
+	return paths, sizes, nil
+}
+
+// scSizesText describes data file sizes (ascending): count, total, and
+// smallest, median and largest file.
+func scSizesText(sizes []int64) string {
+	if len(sizes) == 0 {
+		return "no data files"
+	}
+	var total int64
+	for _, s := range sizes {
+		total += s
+	}
+	mib := func(b int64) float64 { return float64(b) / (1 << 20) }
+	return fmt.Sprintf("%d data files, %.1f MiB of Parquet, %.2f / %.2f / %.2f MiB smallest / median / largest",
+		len(sizes), mib(total), mib(sizes[0]), mib(sizes[len(sizes)/2]), mib(sizes[len(sizes)-1]))
 }
 
 // scDataGets returns the node's data file reads served from its cache

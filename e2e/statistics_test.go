@@ -17,7 +17,6 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/datasketches-go/theta"
-	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/puffin"
 	"github.com/apache/iceberg-go/table"
@@ -86,51 +85,6 @@ func flightEvents(t *testing.T, n int) []devenv.Event {
 	return out
 }
 
-// exactDistinct counts the distinct non-null values of each sketched field
-// of sc in at (the whole table, read back), as Iceberg's readers count
-// them: the empty string and binary are not values (DataSketches ignores
-// an empty update, as Iceberg Java's sketches do).
-func exactDistinct(t *testing.T, sc *iceberg.Schema, at arrow.Table) map[int]int {
-	sets := map[int]map[string]struct{}{}
-	var walk func(f iceberg.NestedField, a arrow.Array, valid func(int) bool)
-	walk = func(f iceberg.NestedField, a arrow.Array, valid func(int) bool) {
-		switch ft := f.Type.(type) {
-		case *iceberg.StructType:
-			st := a.(*array.Struct)
-			v := func(i int) bool { return st.IsValid(i) && (valid == nil || valid(i)) }
-			for j, c := range ft.FieldList {
-				walk(c, st.Field(j), v)
-			}
-		case iceberg.PrimitiveType:
-			set := sets[f.ID]
-			if set == nil {
-				set = map[string]struct{}{}
-				sets[f.ID] = set
-			}
-			for i := 0; i < a.Len(); i++ {
-				if a.IsNull(i) || (valid != nil && !valid(i)) {
-					continue
-				}
-				s := a.ValueStr(i)
-				if s == "" {
-					continue
-				}
-				set[s] = struct{}{}
-			}
-		}
-	}
-	for i, f := range sc.Fields() {
-		for _, chunk := range at.Column(i).Data().Chunks() {
-			walk(f, chunk, nil)
-		}
-	}
-	out := map[int]int{}
-	for id, s := range sets {
-		out[id] = len(s)
-	}
-	return out
-}
-
 // TestStatisticsNDV: the writer registers a Puffin statistics file for the
 // current snapshot of a table of the USGS week feed and of one of 200,000
 // flight records; iceberg-go loads it through the REST catalog, reads it
@@ -185,7 +139,7 @@ func TestStatisticsNDV(t *testing.T) {
 			require.NoError(t, err)
 			defer at.Release()
 			sc := tbl.Metadata().CurrentSchema()
-			exact := exactDistinct(t, sc, at)
+			exact := testkit.ExactDistinct(sc, at)
 			fields := datafile.SketchedFields(sc)
 			require.Len(t, pr.Blobs(), len(fields))
 			require.Len(t, sf.BlobMetadata, len(fields))

@@ -101,7 +101,7 @@ func (b *Builder) BuildSum(ctx context.Context, key string) ([]byte, [sha256.Siz
 			objects.ErrChecksumMismatch, key)
 	}
 	f := built.File
-	got := sha256.Sum256(f.Bytes)
+	got := f.SHA256 // datafile.Build's hash of f.Bytes
 	if int64(len(f.Bytes)) != size || !bytes.Equal(got[:], sum) {
 		b.markForRebuild(ctx, key)
 		return nil, none, fmt.Errorf("%w: %s: rebuilt %d bytes sha256 %x, recorded %d bytes sha256 %x (Kafka no longer holds the same records, e.g. after log compaction); the file is marked for re-indexing",

@@ -68,7 +68,7 @@ func TestBuildOnce(t *testing.T) {
 			require.Equal(t, data, bodies[i])
 		}
 	}
-	st := n.s.Stats()
+	st := flushedStats(n.s)
 	require.EqualValues(t, 1, st.Builds)
 	require.EqualValues(t, readers, st.Hits+st.Misses)
 	require.Equal(t, 1, st.Files)
@@ -99,11 +99,12 @@ func TestEviction(t *testing.T) {
 		resp, body := do(t, http.MethodGet, n.ts.URL+"/mink/"+k, nil)
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		require.Equal(t, files[k], body)
+		n.s.Flush()
 	}
 	for i := range 6 {
 		get(dataKey(0, i*100))
 	}
-	st := n.s.Stats()
+	st := flushedStats(n.s)
 	require.EqualValues(t, 6, st.Builds)
 	require.EqualValues(t, 3, st.Evictions)
 	require.Equal(t, 3, st.Files)
@@ -148,7 +149,7 @@ func TestChecksumMismatch(t *testing.T) {
 		require.Contains(t, e.Message, "checksum")
 		require.Equal(t, dk, e.Key)
 	}
-	st := n.s.Stats()
+	st := flushedStats(n.s)
 	require.Zero(t, st.Files)
 	require.EqualValues(t, 2, st.Builds, "a failed build is not remembered")
 	require.EqualValues(t, 2, st.BuildErrors)
@@ -169,7 +170,7 @@ func TestChecksumMismatch(t *testing.T) {
 	resp, body = do(t, http.MethodGet, n.ts.URL+"/mink/"+dk, nil)
 	require.Equal(t, http.StatusInternalServerError, resp.StatusCode)
 	require.Equal(t, "InternalError", parseS3Error(t, body).Code)
-	require.Zero(t, n.s.Stats().Files)
+	require.Zero(t, flushedStats(n.s).Files)
 }
 
 // TestPostgresDown: with PostgreSQL gone, a metadata file not in memory
@@ -234,7 +235,7 @@ func TestMetrics(t *testing.T) {
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 	}
 	// The handler counts bytes after the client may have read them all.
-	require.Eventually(t, func() bool { return n.s.Stats().BytesServed == 3000 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return flushedStats(n.s).BytesServed == 3000 }, 5*time.Second, 10*time.Millisecond)
 	gather := func() map[string]float64 {
 		values := map[string]float64{}
 		mfs, err := reg.Gather()
@@ -261,7 +262,7 @@ func TestMetrics(t *testing.T) {
 	require.Equal(t, 1.0, values["mink_objects_build_seconds"])
 	require.Equal(t, 3000.0, values["mink_objects_served_bytes_total"])
 	require.Equal(t, 1000.0, values["mink_objects_cache_bytes"])
-	require.EqualValues(t, 3000, n.s.Stats().BytesServed)
+	require.EqualValues(t, 3000, flushedStats(n.s).BytesServed)
 
 	// A second Server on the same registry must say what to do.
 	_, err := objects.New(objects.Config{NodeID: "b", CacheDir: t.TempDir(), Registerer: reg}, pool, b, nil)

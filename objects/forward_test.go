@@ -83,9 +83,9 @@ func TestForwarding(t *testing.T) {
 	require.Equal(t, "200000", resp.Header.Get("Content-Length"))
 	require.EqualValues(t, 1, bb.calls.Load(), "the owner built it once")
 	require.Zero(t, ba.calls.Load(), "the non-owner did not build")
-	require.EqualValues(t, 4, sa.Stats().Forwards)
-	require.Equal(t, 1, sb.Stats().Files)
-	require.Zero(t, sa.Stats().Files)
+	require.EqualValues(t, 4, flushedStats(sa).Forwards)
+	require.Equal(t, 1, flushedStats(sb).Files)
+	require.Zero(t, flushedStats(sa).Files)
 
 	// A missing key on the owner is a NoSuchKey passed back.
 	missing := ownedBy(t, members, "b", 2000)
@@ -100,7 +100,7 @@ func TestForwarding(t *testing.T) {
 	resp, body = do(t, http.MethodGet, tsB.URL+"/mink/"+keyA, map[string]string{objects.ForwardedHeader: "x"})
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, content(22, 100), body)
-	require.Zero(t, sb.Stats().Forwards)
+	require.Zero(t, flushedStats(sb).Forwards)
 
 	// The owner stops answering: a builds it itself (and caches it).
 	tsB.Close()
@@ -112,7 +112,7 @@ func TestForwarding(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, data2, body)
 	require.Equal(t, before+1, ba.calls.Load())
-	require.EqualValues(t, 1, sa.Stats().ForwardFailures)
+	require.EqualValues(t, 1, flushedStats(sa).ForwardFailures)
 	resp, body = do(t, http.MethodGet, tsA.URL+"/mink/"+keyB2, map[string]string{"Range": "bytes=-10"})
 	require.Equal(t, http.StatusPartialContent, resp.StatusCode)
 	require.Equal(t, data2[len(data2)-10:], body)
@@ -121,10 +121,10 @@ func TestForwarding(t *testing.T) {
 	// While b is backed off, a does not even try it.
 	keyB3 := ownedBy(t, members, "b", 4000)
 	ba.add(keyB3, content(24, 10))
-	forwards := sa.Stats().Forwards
+	forwards := flushedStats(sa).Forwards
 	resp, _ = do(t, http.MethodGet, tsA.URL+"/mink/"+keyB3, nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	require.Equal(t, forwards, sa.Stats().Forwards)
+	require.Equal(t, forwards, flushedStats(sa).Forwards)
 }
 
 // TestForwardSilentOwner: an owner that accepts the connection but sends
@@ -159,5 +159,5 @@ func TestForwardSilentOwner(t *testing.T) {
 	require.Equal(t, content(30, 777), body)
 	require.Less(t, time.Since(start), 5*time.Second)
 	require.EqualValues(t, 1, b.calls.Load())
-	require.EqualValues(t, 1, n.s.Stats().ForwardFailures)
+	require.EqualValues(t, 1, flushedStats(n.s).ForwardFailures)
 }

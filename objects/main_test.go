@@ -168,3 +168,10 @@ func parseS3Error(t testing.TB, body []byte) s3Error {
 	require.NotEmpty(t, e.RequestID)
 	return e
 }
+
+// flushedStats returns s's counters once the cache copies of the builds it
+// served are written (they are written in the background).
+func flushedStats(s *objects.Server) objects.Stats {
+	s.Flush()
+	return s.Stats()
+}

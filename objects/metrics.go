@@ -51,6 +51,9 @@ type metrics struct {
 	buildSeconds      *prometheus.HistogramVec
 	forwards          *prometheus.CounterVec
 	bytesServed       *prometheus.CounterVec
+	// servedBy holds bytesServed's counter of each source, looked up once
+	// rather than on every response.
+	servedBy map[string]prometheus.Counter
 }
 
 // Values of the labels of the Prometheus metrics.
@@ -94,6 +97,10 @@ func newMetrics(s *Server, reg prometheus.Registerer) (*metrics, error) {
 			[]string{"result"}),
 		bytesServed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
 			Name: "served_bytes_total", Help: "Response body bytes written, by source."}, []string{"source"}),
+	}
+	m.servedBy = map[string]prometheus.Counter{}
+	for _, src := range []string{sourceMetadata, sourceCache, sourceBuild, sourceForwarded} {
+		m.servedBy[src] = m.bytesServed.WithLabelValues(src)
 	}
 	if reg == nil {
 		return m, nil
@@ -140,5 +147,5 @@ func (s *Server) served(source string, n int64) {
 		return
 	}
 	s.counters.bytesServed.Add(uint64(n))
-	s.metrics.bytesServed.WithLabelValues(source).Add(float64(n))
+	s.metrics.servedBy[source].Add(float64(n))
 }

@@ -129,16 +129,27 @@ func digits(s string) (int64, bool) {
 //     the lines are joined into one.
 //
 // r itself is not changed: a forward to the owner sends the client's
-// headers as they came.
+// headers as they came. When nothing needs changing (no Range, or one
+// already in the canonical form, and no conditional sent twice), r is
+// returned as it is, with no copy of its headers.
 func normalizeRequest(r *http.Request, size int64) *http.Request {
-	h := r.Header.Clone()
-	switch answer, first, last := readRange(h.Values("Range"), size); answer {
-	case rangeWhole:
-		h.Del("Range")
+	ranges := r.Header.Values("Range")
+	want := ""
+	switch answer, first, last := readRange(ranges, size); answer {
 	case rangeOne:
-		h.Set("Range", "bytes="+strconv.FormatInt(first, 10)+"-"+strconv.FormatInt(last, 10))
+		want = "bytes=" + strconv.FormatInt(first, 10) + "-" + strconv.FormatInt(last, 10)
 	case rangeUnsatisfiable:
-		h.Set("Range", "bytes="+strconv.FormatInt(size, 10)+"-")
+		want = "bytes=" + strconv.FormatInt(size, 10) + "-"
+	}
+	same := want == "" && len(ranges) == 0 || len(ranges) == 1 && ranges[0] == want
+	if same && len(r.Header.Values("If-Match")) <= 1 && len(r.Header.Values("If-None-Match")) <= 1 {
+		return r
+	}
+	h := r.Header.Clone()
+	if want == "" {
+		h.Del("Range")
+	} else {
+		h.Set("Range", want)
 	}
 	for _, k := range []string{"If-Match", "If-None-Match"} {
 		if vs := h.Values(k); len(vs) > 1 {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -130,6 +131,11 @@ func (s *Server) Close() {
 	s.stores.Wait()
 }
 
+// Flush waits until the cache copies of the builds served so far are
+// written (a build is served from memory while its copy is written, so
+// Stats may lag a read by that write).
+func (s *Server) Flush() { s.stores.Wait() }
+
 // Put stores b as the data file at key in this node's cache, so that an
 // indexer that has just built a file this node owns saves its first reader
 // a build. b must be the file's exact bytes; Put does not check them.
@@ -213,17 +219,22 @@ const (
 // data file key (<ns>/<name>/data/<partition>/<file>.parquet); namespace
 // levels are joined with '/'. Anything else cannot exist.
 func classify(key string) objectKind {
-	parts := strings.Split(key, "/")
-	for _, p := range parts {
-		if p == "" || p == "." || p == ".." {
+	// One pass over the segments, keeping the last three (last[0] is the
+	// last): no allocation on a path every request takes.
+	var last [3]string
+	n := 0
+	for rest, more := key, true; more; n++ {
+		var seg string
+		seg, rest, more = strings.Cut(rest, "/")
+		if seg == "" || seg == "." || seg == ".." {
 			return kindNone
 		}
+		last[2], last[1], last[0] = last[1], last[0], seg
 	}
-	n := len(parts)
 	switch {
-	case n >= 4 && parts[n-2] == "metadata":
+	case n >= 4 && last[1] == "metadata":
 		return kindMetadata
-	case n >= 5 && parts[n-3] == "data" && isDigits(parts[n-2]) && strings.HasSuffix(parts[n-1], ".parquet"):
+	case n >= 5 && last[2] == "data" && isDigits(last[1]) && strings.HasSuffix(last[0], ".parquet"):
 		return kindData
 	}
 	return kindNone
@@ -279,7 +290,7 @@ func (s *Server) serveMetadata(w http.ResponseWriter, r *http.Request, key strin
 	if strings.HasSuffix(key, ".json") {
 		ctype = contentTypeJSON
 	}
-	s.serveContent(w, r, key, sourceMetadata, ctype, m.modTime, m.etag, bytes.NewReader(m.content))
+	s.serveContent(w, r, key, sourceMetadata, ctype, m.modTime, m.etag, bytes.NewReader(m.content), int64(len(m.content)))
 }
 
 // serveData answers a data file: from this node's cache when it has it;
@@ -293,7 +304,7 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request, key string) {
 		defer cf.f.Close()
 		s.counters.hits.Add(1)
 		s.metrics.hits.Inc()
-		s.serveContent(w, r, key, sourceCache, contentTypeBinary, dataFileModTime, cf.etag, cf.f)
+		s.serveContent(w, r, key, sourceCache, contentTypeBinary, dataFileModTime, cf.etag, &sizedFile{f: cf.f, size: cf.size}, cf.size)
 		return
 	}
 	if r.Header.Get(ForwardedHeader) == "" {
@@ -305,7 +316,7 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request, key string) {
 		// Built a moment ago; its cache copy is still being written.
 		s.counters.hits.Add(1)
 		s.metrics.hits.Inc()
-		s.serveContent(w, r, key, sourceCache, contentTypeBinary, dataFileModTime, b.etag, bytes.NewReader(b.data))
+		s.serveContent(w, r, key, sourceCache, contentTypeBinary, dataFileModTime, b.etag, bytes.NewReader(b.data), int64(len(b.data)))
 		return
 	}
 	s.counters.misses.Add(1)
@@ -323,7 +334,7 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request, key string) {
 		return
 	}
 	b := res.Val.(*built)
-	s.serveContent(w, r, key, sourceBuild, contentTypeBinary, dataFileModTime, b.etag, bytes.NewReader(b.data))
+	s.serveContent(w, r, key, sourceBuild, contentTypeBinary, dataFileModTime, b.etag, bytes.NewReader(b.data), int64(len(b.data)))
 }
 
 // built is the outcome of one build, shared by every reader that waited.
@@ -453,31 +464,75 @@ func (s *Server) buildError(w http.ResponseWriter, r *http.Request, key string, 
 }
 
 // serveContent answers GET and HEAD, with conditional and Range requests,
-// from content: http.ServeContent evaluates the preconditions in the order
-// of RFC 9110 §13.2.2 (If-Match, If-Unmodified-Since, If-None-Match,
-// If-Modified-Since, If-Range) and serves the range, after
-// normalizeRequest has read the Range header by RFC 9110 §14. HEAD gets
-// the status and headers GET would get (206 and 416 included), as S3's
-// HeadObject does; RFC 9110 §14.2 leaves range handling of methods other
-// than GET to other specifications.
-func (s *Server) serveContent(w http.ResponseWriter, r *http.Request, key, source, ctype string, modTime time.Time, etag string, content io.ReadSeeker) {
+// from content of size bytes: http.ServeContent evaluates the
+// preconditions in the order of RFC 9110 §13.2.2 (If-Match,
+// If-Unmodified-Since, If-None-Match, If-Modified-Since, If-Range) and
+// serves the range, after normalizeRequest has read the Range header by
+// RFC 9110 §14. HEAD gets the status and headers GET would get (206 and
+// 416 included), as S3's HeadObject does; RFC 9110 §14.2 leaves range
+// handling of methods other than GET to other specifications.
+func (s *Server) serveContent(w http.ResponseWriter, r *http.Request, key, source, ctype string, modTime time.Time, etag string, content io.ReadSeeker, size int64) {
 	h := w.Header()
 	h.Set("Content-Type", ctype)
 	h.Set("ETag", etag)
 	h.Set("Accept-Ranges", "bytes")
 	sw := &serveWriter{ResponseWriter: w, s: s, r: r, key: key}
-	size, err := content.Seek(0, io.SeekEnd)
-	if err == nil {
-		_, err = content.Seek(0, io.SeekStart)
-	}
-	if err != nil {
-		s.log.Error("cannot size content", "key", key, "err", err)
-		s.writeError(w, r, http.StatusInternalServerError, s3Error{Code: codeInternalError,
-			Message: "Reading the file failed.", Key: key})
-		return
-	}
 	http.ServeContent(sw, normalizeRequest(r, size), "", modTime, content)
 	s.served(source, sw.n)
+}
+
+// sizedFile is an open cached data file whose size the cache index knows.
+// It answers Seek without a system call and moves the descriptor's offset
+// only when the body is read, so http.ServeContent's seeks (to the end for
+// the size, back to the start, to the range's first byte) cost one lseek
+// at most; serveWriter.ReadFrom hands the *os.File itself to the
+// connection, so the body still goes by sendfile.
+type sizedFile struct {
+	f    *os.File
+	size int64
+	pos  int64 // the reader's offset
+	at   int64 // the descriptor's offset
+}
+
+var errSeek = errors.New("objects: invalid seek")
+
+func (sf *sizedFile) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		offset += sf.pos
+	case io.SeekEnd:
+		offset += sf.size
+	default:
+		return sf.pos, errSeek
+	}
+	if offset < 0 {
+		return sf.pos, errSeek
+	}
+	sf.pos = offset
+	return offset, nil
+}
+
+// sync moves the descriptor to the reader's offset.
+func (sf *sizedFile) sync() error {
+	if sf.pos == sf.at {
+		return nil
+	}
+	if _, err := sf.f.Seek(sf.pos, io.SeekStart); err != nil {
+		return err
+	}
+	sf.at = sf.pos
+	return nil
+}
+
+func (sf *sizedFile) Read(p []byte) (int, error) {
+	if err := sf.sync(); err != nil {
+		return 0, err
+	}
+	n, err := sf.f.Read(p)
+	sf.pos += int64(n)
+	sf.at = sf.pos
+	return n, err
 }
 
 // serveWriter counts body bytes and turns the plain-text errors of
@@ -521,9 +576,32 @@ func (w *serveWriter) ReadFrom(src io.Reader) (int64, error) {
 	if w.swallow {
 		return io.Copy(io.Discard, src)
 	}
+	// A cached file goes to the connection as the *os.File it is, so
+	// that the connection's ReadFrom can use sendfile.
+	var sf *sizedFile
+	lr, limited := src.(*io.LimitedReader)
+	if limited {
+		if f, ok := lr.R.(*sizedFile); ok {
+			sf, src = f, &io.LimitedReader{R: f.f, N: lr.N}
+		}
+	} else if f, ok := src.(*sizedFile); ok {
+		sf, src = f, f.f
+	}
+	if sf != nil {
+		if err := sf.sync(); err != nil {
+			return 0, err
+		}
+	}
 	// io.Copy uses the underlying ResponseWriter's ReadFrom (sendfile).
 	n, err := io.Copy(w.ResponseWriter, src)
 	w.n += n
+	if sf != nil {
+		sf.pos += n
+		sf.at = sf.pos
+		if limited {
+			lr.N -= n
+		}
+	}
 	return n, err
 }
 

@@ -65,9 +65,15 @@ const (
 
 // PropTargetFileSize is Iceberg's write.target-file-size-bytes: the size in
 // bytes below which the writer assembles adjacent data files of a
-// partition into one (docs/design.md §4.6, "assembly"). A positive
-// integer; default DefaultTargetFileSize.
+// partition into one (docs/design.md §4.6, "assembly"). Decimal digits of
+// an integer in [1, MaxTargetFileSize]; default DefaultTargetFileSize.
 const PropTargetFileSize = "write.target-file-size-bytes"
+
+// MaxTargetFileSize bounds PropTargetFileSize, 64 MiB: a build holds its
+// file's records whole in memory, about 790 MB for 8 MiB of flight records
+// (DefaultTargetFileSize), so Iceberg's customary 512 MiB would make
+// builds no node can hold.
+const MaxTargetFileSize = 64 << 20
 
 // DefaultTargetFileSize is PropTargetFileSize's default, 8 MiB. A cold
 // read of a file is one build on one node, and a build's time and memory

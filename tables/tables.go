@@ -269,8 +269,9 @@ func validate(def *Definition) error {
 				return fmt.Errorf("%w: property %s must be a non-negative integer, not %q", ErrInvalid, k, v)
 			}
 		case PropTargetFileSize:
-			if n, err := strconv.ParseInt(v, 10, 64); err != nil || n <= 0 {
-				return fmt.Errorf("%w: property %s must be a positive integer (bytes), not %q", ErrInvalid, k, v)
+			if n, err := strconv.ParseInt(v, 10, 64); err != nil || n <= 0 || n > MaxTargetFileSize || strings.TrimLeft(v, "0123456789") != "" {
+				return fmt.Errorf("%w: property %s must be an integer of bytes from 1 to %d (a build holds a file's records in memory), not %q",
+					ErrInvalid, k, MaxTargetFileSize, v)
 			}
 		case icebergmeta.PropManifestMergeEnabled:
 			if v != "true" && v != "false" {

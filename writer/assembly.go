@@ -1,9 +1,11 @@
 package writer
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -172,8 +174,9 @@ type assembled struct {
 // rebuilds each group's joint range from Kafka with the group's schema
 // version (one read gives both tables' files), and commits them (flushing
 // when the rebuilt bytes held reach the target, to bound memory). A pass
-// rebuilds at most assemblyBudget × target bytes.
-func (w *Writer) assemble(ctx context.Context, l cluster.Lease, t, dlq *tables.Table) error {
+// rebuilds at most assemblyBudget × target bytes, from partition *from on,
+// and sets *from to where the next pass starts (passPlan).
+func (w *Writer) assemble(ctx context.Context, l cluster.Lease, t, dlq *tables.Table, from *int32) error {
 	if dlq == nil {
 		return nil
 	}
@@ -183,11 +186,10 @@ func (w *Writer) assemble(ctx context.Context, l cluster.Lease, t, dlq *tables.T
 	}
 	target := t.TargetFileSize()
 	var held []*assembled
-	var heldBytes, built int64
-	for _, g := range planAssembly(ss, target) {
-		if built >= assemblyBudget*target {
-			break
-		}
+	var heldBytes int64
+	groups, next := passPlan(ss, target, *from)
+	*from = next
+	for _, g := range groups {
 		a, err := w.rebuildGroup(ctx, t, g)
 		if err != nil {
 			return err
@@ -197,9 +199,6 @@ func (w *Writer) assemble(ctx context.Context, l cluster.Lease, t, dlq *tables.T
 			if f != nil {
 				heldBytes += int64(len(f.File.Bytes))
 			}
-		}
-		for _, s := range g {
-			built += s.size
 		}
 		if heldBytes >= target {
 			if err := w.commitAssembly(ctx, l, t, dlq, held); err != nil {
@@ -212,6 +211,41 @@ func (w *Writer) assemble(ctx context.Context, l cluster.Lease, t, dlq *tables.T
 		return nil
 	}
 	return w.commitAssembly(ctx, l, t, dlq, held)
+}
+
+// passPlan is what one assembly pass rebuilds of spans ss: the groups of
+// planAssembly, from partition from on (then the partitions below it, in
+// order), taken until their bytes reach assemblyBudget × target. next is
+// the partition the following pass starts from: the first one whose groups
+// this pass did not all take, so every partition is assembled wholly in
+// turn however many need it. Taken in plain partition order, the first
+// partitions' open last groups, rebuilt each pass they grow, used the
+// whole budget and a later partition's files piled up without bound (a
+// trial found 1,150 files in partition 5 of 6).
+func passPlan(ss []span, target int64, from int32) (groups [][]span, next int32) {
+	all := planAssembly(ss, target)
+	slices.SortStableFunc(all, func(a, b []span) int {
+		pa, pb := a[0].partition, b[0].partition
+		return cmp.Or(cmp.Compare(boolInt(pa < from), boolInt(pb < from)), cmp.Compare(pa, pb))
+	})
+	var built int64
+	for i, g := range all {
+		if built >= assemblyBudget*target {
+			return groups, all[i][0].partition
+		}
+		groups = append(groups, g)
+		for _, s := range g {
+			built += s.size
+		}
+	}
+	return groups, from
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // assemblySpans reads, in one database snapshot, the live data files of t

@@ -112,6 +112,9 @@ type schedule struct {
 	lastAssembly                                 time.Time
 	// merged are the sketches the statistics merged last (statistics.go).
 	merged mergedCache
+	// assemblyFrom is the partition the next assembly pass starts from
+	// (passPlan).
+	assemblyFrom int32
 }
 
 // assemblyDue reports whether assembly runs at now (every expiryInterval,
@@ -181,7 +184,7 @@ func (w *Writer) round(ctx context.Context, l cluster.Lease, s *schedule, log *s
 		}
 	}
 	if s.assemblyDue(time.Now()) {
-		if err := w.assemble(ctx, l, t, dlq); errors.Is(err, pgstore.ErrFenced) {
+		if err := w.assemble(ctx, l, t, dlq, &s.assemblyFrom); errors.Is(err, pgstore.ErrFenced) {
 			return err
 		} else if err != nil && ctx.Err() == nil {
 			log.Warn("writer: assembly failed, will retry", "err", err)
