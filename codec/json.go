@@ -350,6 +350,7 @@ func (p *jsonParser) parseStruct(n *node) error {
 		p.tape = append(p.tape, entry{kind: tSlot, i: slotMissing})
 	}
 	matched, unknown := false, false
+	guess := 0 // the field the next key is tried against first
 	for more {
 		p.skipWS()
 		if !p.at('"') {
@@ -366,11 +367,20 @@ func (p *jsonParser) parseStruct(n *node) error {
 		}
 		var idx int
 		var ok bool
-		if n.fold {
+		switch {
+		case n.fold:
 			p.folded = foldName(p.folded[:0], key)
 			idx, ok = n.index[string(p.folded)]
-		} else {
+		case guess < len(n.fields) && n.fields[guess].name == string(key):
+			// Keys mostly come in the schema's order: the field after
+			// the last one matched is tried before the index (names
+			// are unique, so this is the index's answer).
+			idx, ok = guess, true
+		default:
 			idx, ok = n.index[string(key)]
+		}
+		if ok {
+			guess = idx + 1
 		}
 		if !ok {
 			unknown = true

@@ -55,6 +55,10 @@ func (p *jsonParser) parseScalar(n *node, c byte) error {
 		}
 	case kInt32, kInt64:
 		if isNumberStart(c) {
+			if v, ok := p.plainInt(n.kind == kInt32); ok {
+				p.num(n, v)
+				return nil
+			}
 			start := p.pos
 			num, err := p.scanNumber()
 			if err != nil {
@@ -205,6 +209,44 @@ func (p *jsonParser) parseScalar(n *node, c byte) error {
 		return nil
 	}
 	return p.mismatch(n)
+}
+
+// plainInt reads the integer literal at p.pos when it is a plain one, the
+// form integer columns mostly hold: "0" or an optional minus and 1 to 18
+// digits without a leading zero, not followed by a digit, '.', 'e' or 'E',
+// and in range of an int (int32 when bits32). It moves past it and
+// returns its value; for anything else it returns false and leaves the
+// position where it was, for scanNumber and integer (which give the same
+// value, or the error).
+func (p *jsonParser) plainInt(bits32 bool) (int64, bool) {
+	i := p.pos
+	neg := i < len(p.in) && p.in[i] == '-'
+	if neg {
+		i++
+	}
+	start := i
+	var u uint64
+	for i < len(p.in) && i-start < 18 && p.in[i] >= '0' && p.in[i] <= '9' {
+		u = u*10 + uint64(p.in[i]-'0')
+		i++
+	}
+	if i == start || (i-start > 1 && p.in[start] == '0') {
+		return 0, false
+	}
+	if i < len(p.in) {
+		if c := p.in[i]; c == '.' || c == 'e' || c == 'E' || (c >= '0' && c <= '9') {
+			return 0, false
+		}
+	}
+	v := int64(u) // below 10^18
+	if neg {
+		v = -v
+	}
+	if bits32 && v != int64(int32(v)) {
+		return 0, false
+	}
+	p.pos = i
+	return v, true
 }
 
 func grow(b []byte, n int) []byte {

@@ -44,8 +44,11 @@ type pending struct {
 	cols   []array.Builder // rb's top-level builders
 	k      kafkaBuilders
 	rows   int
-	minTS  int64
-	maxTS  int64
+	// reserved is the rows every builder has room for (reserve): up to
+	// it, fixed-width _kafka fields append without checking.
+	reserved int
+	minTS    int64
+	maxTS    int64
 }
 
 // kafkaBuilders are the builders of the _kafka struct's fields, looked up
@@ -93,7 +96,8 @@ func newFile(mem memory.Allocator, sc *iceberg.Schema) (*pending, error) {
 
 // reserve makes room for rows records with keys of keyBytes in all.
 func (f *pending) reserve(rows, keyBytes int) {
-	f.rb.Reserve(rows)
+	f.rb.Reserve(rows) // the _kafka struct's fields too (StructBuilder.Reserve)
+	f.reserved = f.rows + rows
 	kb := f.cols[0].(*array.StructBuilder)
 	switch b := kb.FieldBuilder(colKey).(type) {
 	case *array.StringBuilder:
@@ -112,11 +116,21 @@ func (f *pending) reserve(rows, keyBytes int) {
 // ts is the timestamp in microseconds and tsType its type (see recordTime).
 func (f *pending) appendKafka(r *kgo.Record, ts int64, tsType int32, keyFormat codec.Format, sanitize bool) {
 	k := &f.k
-	k.kafka.Append(true)
-	k.partition.Append(r.Partition)
-	k.offset.Append(r.Offset)
-	k.timestamp.Append(arrow.Timestamp(ts))
-	k.tsType.Append(tsType)
+	if f.rows < f.reserved {
+		// Room made by reserve: a checked Append costs a call that does
+		// not inline, per field and record.
+		k.kafka.UnsafeAppendBoolToBitmap(true)
+		k.partition.UnsafeAppend(r.Partition)
+		k.offset.UnsafeAppend(r.Offset)
+		k.timestamp.UnsafeAppend(arrow.Timestamp(ts))
+		k.tsType.UnsafeAppend(tsType)
+	} else {
+		k.kafka.Append(true)
+		k.partition.Append(r.Partition)
+		k.offset.Append(r.Offset)
+		k.timestamp.Append(arrow.Timestamp(ts))
+		k.tsType.Append(tsType)
+	}
 	if b := k.keyString; b != nil {
 		switch {
 		case r.Key == nil:
@@ -246,10 +260,16 @@ func build(spec *Spec, records []*kgo.Record) (*Result, error) {
 	if err := codec.CheckKey(spec.KeyFormat, nil); err != nil {
 		return nil, fmt.Errorf("datafile: %w", err)
 	}
+	// One pass checks the records and adds up their keys and values (the
+	// binary column data reserved below): a range's records do not fit
+	// in the CPU caches, and each pass over them costs their loads.
+	var keyBytes, valueBytes int
 	for i, r := range records {
 		if r == nil {
 			return nil, fmt.Errorf("datafile: record %d is nil", i)
 		}
+		keyBytes += len(r.Key)
+		valueBytes += len(r.Value)
 		if i > 0 {
 			if r.Partition != records[0].Partition {
 				return nil, fmt.Errorf("datafile: record at offset %d is in partition %d, want %d", r.Offset, r.Partition, records[0].Partition)
@@ -288,11 +308,6 @@ func build(spec *Spec, records []*kgo.Record) (*Result, error) {
 	}
 	// Reserve the binary column data up front: growing it by doubling
 	// costs copies and zeroing.
-	var keyBytes, valueBytes int
-	for _, r := range records {
-		keyBytes += len(r.Key)
-		valueBytes += len(r.Value)
-	}
 	data.reserve(len(records), keyBytes)
 	switch b := data.cols[valueCol].(type) {
 	case *array.BinaryBuilder:

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/datasketches-go/theta"
 	"github.com/apache/iceberg-go"
+	"github.com/twmb/murmur3"
 )
 
 // Theta sketches of a data file's columns (docs/design.md §4.3, §4.6): for
@@ -103,6 +105,15 @@ func NewSketch() *theta.QuickSelectUpdateSketch {
 }
 
 // colSketch is the sketch and NaN count of one field being built.
+//
+// Most values a build feeds change nothing: a repeat of a value already
+// retained, or, once the sketch estimates, a hash at or above theta. The
+// library finds that out only after hashing the value with its own
+// MurmurHash3, which reads the value a byte at a time; colSketch hashes it
+// first with twmb/murmur3 (the same MurmurHash3 x64_128, seed SketchSeed in
+// both halves, as DataSketches' update(byte[]) uses) and calls the library
+// only for a value that may change the sketch (admit). The sketch ends the
+// same, byte for byte (TestSketchGoldenVectors, TestSketchAdmitSame).
 type colSketch struct {
 	sk   *theta.QuickSelectUpdateSketch
 	nans int64
@@ -116,6 +127,77 @@ type colSketch struct {
 	prev    []byte
 	prevU   uint64 // the previous 4- or 8-byte value (feed32, feed64)
 	hasPrev bool
+	// fed is set once a value went to the sketch; seen holds hashes
+	// (the library's: the first half >> 1) of values fed, by their low
+	// bits, the last one fed in each slot.
+	fed  bool
+	seen [seenSlots]uint64
+}
+
+// seenSlots is the size of colSketch.seen: enough for the distinct values
+// of a low-cardinality column (codes, names, small numbers).
+const seenSlots = 4096
+
+// reset readies c for a new field.
+func (c *colSketch) reset() {
+	c.sk, c.nans, c.prev, c.plen, c.prevU, c.hasPrev, c.fed = NewSketch(), 0, nil, 0, 0, false, false
+	clear(c.seen[:])
+}
+
+// admit reports whether a value whose MurmurHash3 (first half) is h1 may
+// change the sketch, which then must be updated with it. It may not when
+// the library would drop it: its hash (h1 >> 1) is at or above theta
+// (screened; also true of every hash the library evicted), or it is a hash
+// fed before (a duplicate, still retained since it is below theta). A
+// zero hash, which the library rejects, is found in an empty slot. The
+// first value is always admitted: it makes the sketch non-empty whatever
+// its hash.
+func (c *colSketch) admit(h1 uint64) bool {
+	h := h1 >> 1
+	if c.fed && h >= c.sk.Theta64() {
+		return false
+	}
+	slot := &c.seen[h&(seenSlots-1)]
+	if c.fed && *slot == h {
+		return false
+	}
+	*slot, c.fed = h, true
+	return true
+}
+
+// hashBytes is DataSketches' hash of v: MurmurHash3 x64_128 with seed
+// SketchSeed, its first half.
+func hashBytes(v []byte) uint64 {
+	h1, _ := murmur3.SeedSum128(SketchSeed, SketchSeed, v)
+	return h1
+}
+
+// hashShort is hashBytes of the n (at most 8) bytes of v little-endian:
+// MurmurHash3 x64_128 of an input shorter than one block is its tail
+// mixed in and the finalization, done here without a buffer or a call.
+// TestSketchAdmitSame checks it against the library.
+func hashShort(v uint64, n uint64) uint64 {
+	const c1, c2 = 0x87c37b91114253d5, 0x4cf5ad432745937f
+	h1, h2 := uint64(SketchSeed), uint64(SketchSeed)
+	k1 := v * c1
+	k1 = bits.RotateLeft64(k1, 31) * c2
+	h1 ^= k1
+	h1 ^= n
+	h2 ^= n
+	h1 += h2
+	h2 += h1
+	h1, h2 = fmix64(h1), fmix64(h2)
+	return h1 + h2
+}
+
+// fmix64 is MurmurHash3's finalization mix.
+func fmix64(k uint64) uint64 {
+	k ^= k >> 33
+	k *= 0xff51afd7ed558ccd
+	k ^= k >> 33
+	k *= 0xc4ceb9fe1a85ec53
+	k ^= k >> 33
+	return k
 }
 
 // feed64 feeds a value whose serialization is the 8 bytes of v
@@ -126,8 +208,10 @@ func (c *colSketch) feed64(v uint64) {
 	if c.hasPrev && v == c.prevU {
 		return
 	}
-	_ = c.sk.UpdateInt64(int64(v))
 	c.prevU, c.hasPrev = v, true
+	if c.admit(hashShort(v, 8)) {
+		_ = c.sk.UpdateInt64(int64(v))
+	}
 }
 
 // feed32 is feed64 for 4 bytes little-endian. It hashes the bytes:
@@ -137,9 +221,11 @@ func (c *colSketch) feed32(v uint32) {
 	if c.hasPrev && uint64(v) == c.prevU {
 		return
 	}
-	binary.LittleEndian.PutUint32(c.buf[:], v)
-	_ = c.sk.UpdateBytes(c.buf[:4])
 	c.prevU, c.hasPrev = uint64(v), true
+	if c.admit(hashShort(uint64(v), 4)) {
+		binary.LittleEndian.PutUint32(c.buf[:], v)
+		_ = c.sk.UpdateBytes(c.buf[:4])
+	}
 }
 
 // feed updates the sketch with v unless it equals the previous value.
@@ -149,8 +235,10 @@ func (c *colSketch) feed(v []byte) {
 	if len(v) == 0 || (c.hasPrev && bytes.Equal(v, c.prev)) {
 		return
 	}
-	_ = c.sk.UpdateBytes(v) // errors say only "duplicate" or "above theta"
 	c.prev, c.hasPrev = v, true
+	if c.admit(hashBytes(v)) {
+		_ = c.sk.UpdateBytes(v) // errors say only "duplicate" or "above theta"
+	}
 }
 
 // feedFixed is feed for a fixed-width value in c.buf[:n]; prev keeps a copy.
@@ -159,16 +247,18 @@ func (c *colSketch) feedFixed(n int) {
 	if c.hasPrev && bytes.Equal(v, c.pbuf[:c.plen]) {
 		return
 	}
-	_ = c.sk.UpdateBytes(v)
 	c.plen = copy(c.pbuf[:], v)
 	c.hasPrev = true
+	if c.admit(hashBytes(v)) {
+		_ = c.sk.UpdateBytes(v)
+	}
 }
 
 // columnSketches computes the sketches of rec's primitive fields (schema
 // sc, which rec was built from) and the NaN counts of its float and double
 // fields (Iceberg's nan_value_counts: the NaN values among non-null ones).
 func columnSketches(sc *iceberg.Schema, rec arrow.RecordBatch) (Sketches, map[int]int64, error) {
-	w := sketchWalk{sketches: Sketches{}, nans: map[int]int64{}}
+	w := &sketchWalk{sketches: Sketches{}, nans: map[int]int64{}} // on the heap: c is 32 KiB
 	for i, f := range sc.Fields() {
 		if err := w.field(f, rec.Column(i), nil); err != nil {
 			return nil, nil, err
@@ -212,7 +302,7 @@ func (w *sketchWalk) field(f iceberg.NestedField, arr arrow.Array, valid []bool)
 		arr = ext.Storage() // uuid: its 16 bytes
 	}
 	c := &w.c
-	c.sk, c.nans, c.prev, c.plen, c.prevU, c.hasPrev = NewSketch(), 0, nil, 0, 0, false
+	c.reset()
 	all := valid == nil && arr.NullN() == 0
 	ok := func(i int) bool { return all || (arr.IsValid(i) && (valid == nil || valid[i])) }
 	n := arr.Len()

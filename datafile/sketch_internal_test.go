@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -161,5 +162,63 @@ func TestDecimalBytes(t *testing.T) {
 		n := decimal128.FromBigInt(v)
 		got := buf[:decimalBytes(buf[:], n.HighBits(), n.LowBits())]
 		require.Equal(t, bigEndianTwos(v), got, "%s", v)
+	}
+}
+
+// TestSketchAdmitSame: feeding through colSketch (its own hash, the theta
+// screen and the seen hashes in front of the library) gives the bytes the
+// library gives when fed every value, in exact and estimation mode, with
+// repeats near and far, for bytes, 4-byte and 8-byte values.
+func TestSketchAdmitSame(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	cases := map[string]struct {
+		n, distinct int
+	}{
+		"exact, repeats":           {20000, 300},
+		"exact, all distinct":      {3000, 3000},
+		"estimation, repeats":      {200000, 50000},
+		"estimation, all distinct": {200000, 200000},
+	}
+	for name, cs := range cases {
+		t.Run(name, func(t *testing.T) {
+			vals := make([]uint64, cs.n)
+			for i := range vals {
+				vals[i] = uint64(rnd.IntN(cs.distinct)) * 0x9e3779b97f4a7c15
+			}
+			compact := func(sk *theta.QuickSelectUpdateSketch) []byte {
+				var out bytes.Buffer
+				enc := theta.NewEncoder(&out, true)
+				require.NoError(t, enc.Encode(sk.CompactOrdered()))
+				return out.Bytes()
+			}
+			var c colSketch
+			// Bytes of several lengths (the hash's blocks and tails).
+			ref := NewSketch()
+			c.reset()
+			for _, v := range vals {
+				b := binary.LittleEndian.AppendUint64(nil, v)
+				b = append(b, bytes.Repeat(b, 3)[:v%19]...)
+				_ = ref.UpdateBytes(b)
+				c.feed(b)
+			}
+			require.Equal(t, compact(ref), compact(c.sk), "bytes")
+			ref = NewSketch()
+			c.reset()
+			var buf [8]byte
+			for _, v := range vals {
+				binary.LittleEndian.PutUint64(buf[:], v)
+				_ = ref.UpdateBytes(buf[:])
+				c.feed64(v)
+			}
+			require.Equal(t, compact(ref), compact(c.sk), "8-byte values")
+			ref = NewSketch()
+			c.reset()
+			for _, v := range vals {
+				binary.LittleEndian.PutUint32(buf[:], uint32(v>>32))
+				_ = ref.UpdateBytes(buf[:4])
+				c.feed32(uint32(v >> 32))
+			}
+			require.Equal(t, compact(ref), compact(c.sk), "4-byte values")
+		})
 	}
 }

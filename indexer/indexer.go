@@ -127,23 +127,34 @@ func (ix *Indexer) Run(ctx context.Context, l cluster.Lease) error {
 			// One clock reading per fetch: the flush interval runs from
 			// the fetch that brought a range's first record.
 			now := time.Now()
+			// The cost of the records added since the shared count was
+			// last updated: it is updated once per fetch (and before a
+			// cut), not per record, since the partitions' indexers would
+			// contend for it record by record. Other partitions see a
+			// fetch's records once it is added.
+			var unshared int64
 			for _, r := range recs {
 				if r.Offset < p.next {
 					r.Recycle()
 					continue
 				}
-				if buf.overBudget(recordCost(r), ix.buffered.Load(), ix.cfg.MemoryBudget) {
+				if buf.overBudget(recordCost(r), ix.buffered.Load()+unshared, ix.cfg.MemoryBudget) {
+					ix.buffered.Add(unshared)
+					unshared = 0
 					if done, err := ix.flush(ctx, p, &buf); done {
 						return err
 					}
 				}
-				ix.buffered.Add(buf.add(r, now))
+				unshared += buf.add(r, now)
 				if buf.full(ix.cfg.RangeSize) {
+					ix.buffered.Add(unshared)
+					unshared = 0
 					if done, err := ix.flush(ctx, p, &buf); done {
 						return err
 					}
 				}
 			}
+			ix.buffered.Add(unshared)
 		}
 		if buf.due(time.Now(), ix.cfg.FlushInterval) {
 			if done, err := ix.flush(ctx, p, &buf); done {
