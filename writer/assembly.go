@@ -450,36 +450,17 @@ func (w *Writer) assemblyCommit(ctx context.Context, tx pgx.Tx, l cluster.Lease,
 		w.cfg.Logger.Warn("writer: assembled files hold other rows than the files they replace (Kafka compacted or deleted records)",
 			"table", t.FullName(), "removed_records", removedRecords, "added_records", addedRecords)
 	}
-	for _, f := range added {
-		used := false
-		if err := tx.QueryRow(ctx, dataFileKeyUsedSQL, f.Key(t)).Scan(&used); err != nil {
-			return nil, err
-		}
-		if used {
-			if err := tx.QueryRow(ctx, dataFileNextGenerationSQL, t.ID, f.Partition, f.Start, datafile.EncoderVersion).Scan(&f.Generation); err != nil {
-				return nil, err
-			}
-		}
-		c.Added = append(c.Added, f.Added(t))
+	files, err := claimKeys(ctx, tx, t, added)
+	if err != nil {
+		return nil, err
 	}
+	c.Added = files
 	res, err := commit.Rewrite(ctx, tx, h, &l, writerSummary, c)
 	if err != nil {
 		return nil, err
 	}
-	// Removed rows first: one live row per (table, partition, start).
-	tag, err := tx.Exec(ctx, dataFilesRemoveSQL, t.ID, res.SnapshotID, removed)
-	if err != nil {
+	if err := swapDataFiles(ctx, tx, t, res.SnapshotID, removed, added); err != nil {
 		return nil, err
-	}
-	if n := tag.RowsAffected(); n != int64(len(removed)) {
-		return nil, fmt.Errorf("%w: %d of %d data files of %s to assemble were no longer live",
-			commit.ErrConcurrentCommit, int64(len(removed))-n, len(removed), t.FullName())
-	}
-	for _, f := range added {
-		f.CommittedSnapshotID = &res.SnapshotID
-		if err := commit.InsertDataFile(ctx, tx, t, f); err != nil {
-			return nil, err
-		}
 	}
 	return &res.SnapshotID, nil
 }

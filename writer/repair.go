@@ -429,21 +429,11 @@ func repairCommit(ctx context.Context, tx pgx.Tx, h *commit.Head, removed []stri
 	if len(removed) == 0 && len(added) == 0 {
 		return nil, nil
 	}
-	files := make([]icebergmeta.AddedFile, len(added))
-	for i, f := range added {
-		used := false
-		if err := tx.QueryRow(ctx, dataFileKeyUsedSQL, f.Key(t)).Scan(&used); err != nil {
-			return nil, err
-		}
-		if used {
-			if err := tx.QueryRow(ctx, dataFileNextGenerationSQL, t.ID, f.Partition, f.Start, datafile.EncoderVersion).Scan(&f.Generation); err != nil {
-				return nil, err
-			}
-		}
-		files[i] = f.Added(t)
+	files, err := claimKeys(ctx, tx, t, added)
+	if err != nil {
+		return nil, err
 	}
 	var res *icebergmeta.CommitResult
-	var err error
 	if len(removed) == 0 {
 		res, err = commit.Append(ctx, tx, h, nil, repairSummary, files)
 	} else {
@@ -456,22 +446,8 @@ func repairCommit(ctx context.Context, tx pgx.Tx, h *commit.Head, removed []stri
 	if err != nil {
 		return nil, err
 	}
-	if len(removed) > 0 {
-		// Removed rows first: one live row per (table, partition, start).
-		tag, err := tx.Exec(ctx, dataFilesRemoveSQL, t.ID, res.SnapshotID, removed)
-		if err != nil {
-			return nil, err
-		}
-		if n := tag.RowsAffected(); n != int64(len(removed)) {
-			return nil, fmt.Errorf("%w: %d of %d data files of %s to remove were no longer live",
-				commit.ErrConcurrentCommit, int64(len(removed))-n, len(removed), t.FullName())
-		}
-	}
-	for _, f := range added {
-		f.CommittedSnapshotID = &res.SnapshotID
-		if err := commit.InsertDataFile(ctx, tx, t, f); err != nil {
-			return nil, err
-		}
+	if err := swapDataFiles(ctx, tx, t, res.SnapshotID, removed, added); err != nil {
+		return nil, err
 	}
 	return &res.SnapshotID, nil
 }
