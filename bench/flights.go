@@ -3,105 +3,28 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minkhq/mink/internal/flights"
 )
 
 // FlightsFile is the shared data set of 3 million flight records.
-const FlightsFile = "flights-3m.parquet"
+const FlightsFile = flights.File
 
 // FlightsSchema is the Iceberg schema (spec JSON form) of a json table of
-// the flight records as flightsJSON writes them.
-const FlightsSchema = `{"type":"struct","schema-id":0,"fields":[
- {"id":1,"name":"date","required":false,"type":"timestamptz"},
- {"id":2,"name":"delay","required":false,"type":"long"},
- {"id":3,"name":"distance","required":false,"type":"long"},
- {"id":4,"name":"origin","required":false,"type":"string"},
- {"id":5,"name":"destination","required":false,"type":"string"}]}`
+// the flight records as flights.JSON writes them.
+const FlightsSchema = flights.Schema
 
 // flightValues returns the JSON values of up to limit rows (0 = all) of
-// FlightsFile (flightsJSON), or h.SkipNoData's error when it is absent.
+// FlightsFile (flights.JSON), or h.SkipNoData's error when it is absent.
 func flightValues(h *H, limit int) ([][]byte, error) {
 	path, ok := h.Data(FlightsFile)
 	if !ok {
 		return nil, h.SkipNoData(FlightsFile)
 	}
-	return flightsJSON(path, limit)
-}
-
-// flightsJSON reads up to limit rows (0 = all) of the flights Parquet file
-// and returns each as one JSON object, e.g.
-// {"date":"2001-01-01T00:01:00Z","delay":33,"distance":2176,"origin":"LAS","destination":"PHL"}.
-// The conversion is deterministic (same bytes every run).
-func flightsJSON(path string, limit int) ([][]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	pr, err := file.NewParquetReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("flights: %w", err)
-	}
-	defer pr.Close()
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
-	if err != nil {
-		return nil, fmt.Errorf("flights: %w", err)
-	}
-	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
-	if err != nil {
-		return nil, fmt.Errorf("flights: %w", err)
-	}
-	defer rr.Release()
-	n := int(pr.NumRows())
-	if limit > 0 && limit < n {
-		n = limit
-	}
-	out := make([][]byte, 0, n)
-	for rr.Next() && len(out) < n {
-		rec := rr.RecordBatch()
-		date := rec.Column(0).(*array.Timestamp)
-		delay := rec.Column(1).(*array.Int64)
-		dist := rec.Column(2).(*array.Int64)
-		orig := rec.Column(3).(*array.LargeString)
-		dest := rec.Column(4).(*array.LargeString)
-		for i := 0; i < int(rec.NumRows()) && len(out) < n; i++ {
-			b := make([]byte, 0, 112)
-			b = append(b, `{"date":`...)
-			if date.IsNull(i) {
-				b = append(b, "null"...)
-			} else {
-				b = strconv.AppendQuote(b, time.UnixMicro(int64(date.Value(i))).UTC().Format(time.RFC3339Nano))
-			}
-			b = appendInt(append(b, `,"delay":`...), delay, i)
-			b = appendInt(append(b, `,"distance":`...), dist, i)
-			b = appendStr(append(b, `,"origin":`...), orig, i)
-			b = appendStr(append(b, `,"destination":`...), dest, i)
-			out = append(out, append(b, '}'))
-		}
-	}
-	return out, rr.Err()
-}
-
-func appendInt(b []byte, a *array.Int64, i int) []byte {
-	if a.IsNull(i) {
-		return append(b, "null"...)
-	}
-	return strconv.AppendInt(b, a.Value(i), 10)
-}
-
-func appendStr(b []byte, a *array.LargeString, i int) []byte {
-	if a.IsNull(i) {
-		return append(b, "null"...)
-	}
-	return strconv.AppendQuote(b, a.Value(i))
+	return flights.JSON(path, limit)
 }
 
 // produce writes values to topic round-robin over its partitions (value i

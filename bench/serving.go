@@ -22,6 +22,7 @@ import (
 	"github.com/minkhq/mink/codec"
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/devenv"
+	"github.com/minkhq/mink/internal/flights"
 	"github.com/minkhq/mink/node"
 	"github.com/minkhq/mink/objects"
 	"github.com/minkhq/mink/tables"
@@ -205,23 +206,23 @@ func runServing(ctx context.Context, h *H) error {
 	coldKey, coldSize := coldKeys[0], coldSizes[0]
 	coldRecords := svColdValues / svValueSize
 	// json tables of flight records, a range of the default size each.
-	var flights [][]byte
+	var jsonValues [][]byte
 	var jsonKeys []string
 	var jsonSizes []int64
 	if path, ok := h.Data(FlightsFile); ok {
-		all, err := flightsJSON(path, svColdValues/64)
+		all, err := flights.JSON(path, svColdValues/64)
 		if err != nil {
 			return err
 		}
 		n := 0
 		for _, v := range all {
-			flights = append(flights, v)
+			jsonValues = append(jsonValues, v)
 			if n += len(v); n >= svColdValues {
 				break
 			}
 		}
 		jsonKeys, jsonSizes, err = svTables(ctx, h, env, map[string]any{"name": "flights16", "value_format": "json",
-			"schema": json.RawMessage(FlightsSchema)}, flights, batches)
+			"schema": json.RawMessage(FlightsSchema)}, jsonValues, batches)
 		if err != nil {
 			return err
 		}
@@ -258,7 +259,7 @@ func runServing(ctx context.Context, h *H) error {
 	if jsonKey != "" {
 		h.Figure(Figure{Name: "json: bare limit", Unit: "records/s", Note: "records / (fetch alone + encode alone), as for raw"})
 		h.Figure(Figure{Name: "json: cold build", Unit: "records/s", Ref: "json: bare limit", MinRatio: 0.8,
-			Note: fmt.Sprintf("flight records, %d values (%.1f MiB of JSON, one range of the default size), %.1f MiB of Parquet; first GET on the running node, as for raw", len(flights), float64(svColdValues)/(1<<20), float64(jsonSize)/(1<<20))})
+			Note: fmt.Sprintf("flight records, %d values (%.1f MiB of JSON, one range of the default size), %.1f MiB of Parquet; first GET on the running node, as for raw", len(jsonValues), float64(svColdValues)/(1<<20), float64(jsonSize)/(1<<20))})
 		h.Figure(Figure{Name: "json: cold GET time", Unit: "s"})
 		h.Figure(Figure{Name: "json: cold build, fresh process", Unit: "records/s", Ref: "json: bare limit",
 			Note: "first GET of a node process just started; informative"})
@@ -375,17 +376,17 @@ func runServing(ctx context.Context, h *H) error {
 			if err != nil {
 				return err
 			}
-			h.Add("json: cold build", float64(len(flights))/d.Seconds())
+			h.Add("json: cold build", float64(len(jsonValues))/d.Seconds())
 			h.Add("json: cold GET time", d.Seconds())
 			if d, err = svColdGet(ctx, env, dir, fmt.Sprintf("serving-cold-json-%d", run), jsonKey, jsonSize, bigReads); err != nil {
 				return err
 			}
-			h.Add("json: cold build, fresh process", float64(len(flights))/d.Seconds())
+			h.Add("json: cold build, fresh process", float64(len(jsonValues))/d.Seconds())
 			fetch, _, enc, err := svBareLimit(ctx, env, jk, js, map[string]any{"value_format": "json", "schema": json.RawMessage(FlightsSchema)})
 			if err != nil {
 				return fmt.Errorf("json bare limit: %w", err)
 			}
-			h.Add("json: bare limit", float64(len(flights))/(fetch+enc).Seconds())
+			h.Add("json: bare limit", float64(len(jsonValues))/(fetch+enc).Seconds())
 			h.Add("json: bare fetch time", fetch.Seconds())
 			h.Add("json: bare encode time", enc.Seconds())
 		}

@@ -16,17 +16,10 @@ import (
 
 	"github.com/minkhq/mink/codec"
 	"github.com/minkhq/mink/datafile"
+	"github.com/minkhq/mink/internal/flights"
 )
 
 const flightsPath = "/work/shared/data/flights-3m.parquet"
-
-// flightsSchema is bench.FlightsSchema.
-const flightsSchema = `{"type":"struct","schema-id":0,"fields":[
- {"id":1,"name":"date","required":false,"type":"timestamptz"},
- {"id":2,"name":"delay","required":false,"type":"long"},
- {"id":3,"name":"distance","required":false,"type":"long"},
- {"id":4,"name":"origin","required":false,"type":"string"},
- {"id":5,"name":"destination","required":false,"type":"string"}]}`
 
 // flightRecords returns the first flight records as JSON values, up to
 // maxBytes of values (a range of the indexer's default size is 16 MiB).
@@ -87,7 +80,7 @@ func flightRecords(b *testing.B, maxBytes int) []*kgo.Record {
 // sketches as Postgres keeps them (data_files.sketches).
 func BenchmarkBuildFlights(b *testing.B) {
 	recs := flightRecords(b, 16<<20)
-	s := specFromJSON(b, codec.String, codec.JSON, flightsSchema)
+	s := specFromJSON(b, codec.String, codec.JSON, flights.Schema)
 	var res *datafile.Result
 	var err error
 	for b.Loop() {

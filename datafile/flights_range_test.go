@@ -22,6 +22,7 @@ import (
 
 	"github.com/minkhq/mink/codec"
 	"github.com/minkhq/mink/datafile"
+	"github.com/minkhq/mink/internal/flights"
 )
 
 // flightsRange returns the records of the first 16 MiB range of partition
@@ -131,7 +132,7 @@ func TestFlightsRangeDigest(t *testing.T) {
 		want   string
 	}{
 		{codec.Raw, "", "e478bbde0c08b37f7f817ffa32f03406ed1f06a47d0d28b4cbc7e7478aef1dc5"},
-		{codec.JSON, flightsSchema, "23b0445e2dd2a8f87b59034d8328579a9ea1ab49b397eafba731bd51cbb43d93"},
+		{codec.JSON, flights.Schema, "23b0445e2dd2a8f87b59034d8328579a9ea1ab49b397eafba731bd51cbb43d93"},
 	} {
 		t.Run(string(c.value), func(t *testing.T) {
 			res, err := datafile.Build(specFromJSON(t, codec.Raw, c.value, c.schema), recs)
@@ -167,7 +168,7 @@ func BenchmarkFlightsRange(b *testing.B) {
 	for _, c := range []struct {
 		value  codec.Format
 		schema string
-	}{{codec.Raw, ""}, {codec.JSON, flightsSchema}} {
+	}{{codec.Raw, ""}, {codec.JSON, flights.Schema}} {
 		s := specFromJSON(b, codec.Raw, c.value, c.schema)
 		res, err := datafile.Build(s, recs)
 		if err != nil {

@@ -7,18 +7,14 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minkhq/mink/commit"
+	"github.com/minkhq/mink/internal/flights"
 	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
@@ -45,12 +41,12 @@ func BenchmarkAssemblyBuild(b *testing.B) {
 		if _, err := os.Stat(path); err != nil {
 			b.Skip("no flight records: ", err)
 		}
-		values, err := flightValues(path, 2_000_000)
+		values, err := flights.JSON(path, 2_000_000)
 		if err != nil {
 			b.Fatal(err)
 		}
 		f := testkit.NewFixture(b, 1, tables.Definition{Namespace: "b", Name: "f", Topic: "f", ValueFormat: "json",
-			Schema: json.RawMessage(flightsSchema)})
+			Schema: json.RawMessage(flights.Schema)})
 		produceValues(b, f, values)
 		for _, n := range []int64{250_000, 500_000, 1_000_000, 2_000_000} {
 			b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) { benchBuild(b, f, n, recordBytes(values[:n])) })
@@ -140,59 +136,4 @@ func produceValues(b *testing.B, f *testkit.Fixture, values [][]byte) {
 	if err := cl.Flush(ctx); err != nil {
 		b.Fatal(err)
 	}
-}
-
-// flightsSchema is bench.FlightsSchema (bench/flights.go).
-const flightsSchema = `{"type":"struct","schema-id":0,"fields":[
- {"id":1,"name":"date","required":false,"type":"timestamptz"},
- {"id":2,"name":"delay","required":false,"type":"long"},
- {"id":3,"name":"distance","required":false,"type":"long"},
- {"id":4,"name":"origin","required":false,"type":"string"},
- {"id":5,"name":"destination","required":false,"type":"string"}]}`
-
-// flightValues is bench's flightsJSON (bench/flights.go): up to limit rows
-// of the flights Parquet file as JSON values.
-func flightValues(path string, limit int) ([][]byte, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	pr, err := file.NewParquetReader(fh)
-	if err != nil {
-		return nil, err
-	}
-	defer pr.Close()
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
-	if err != nil {
-		return nil, err
-	}
-	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer rr.Release()
-	var out [][]byte
-	for rr.Next() && len(out) < limit {
-		rec := rr.RecordBatch()
-		date := rec.Column(0).(*array.Timestamp)
-		delay := rec.Column(1).(*array.Int64)
-		dist := rec.Column(2).(*array.Int64)
-		orig := rec.Column(3).(*array.LargeString)
-		dest := rec.Column(4).(*array.LargeString)
-		for i := 0; i < int(rec.NumRows()) && len(out) < limit; i++ {
-			v := []byte(`{"date":`)
-			if date.IsNull(i) {
-				v = append(v, "null"...)
-			} else {
-				v = strconv.AppendQuote(v, time.UnixMicro(int64(date.Value(i))).UTC().Format(time.RFC3339Nano))
-			}
-			v = strconv.AppendInt(append(v, `,"delay":`...), delay.Value(i), 10)
-			v = strconv.AppendInt(append(v, `,"distance":`...), dist.Value(i), 10)
-			v = strconv.AppendQuote(append(v, `,"origin":`...), orig.Value(i))
-			v = strconv.AppendQuote(append(v, `,"destination":`...), dest.Value(i))
-			out = append(out, append(v, '}'))
-		}
-	}
-	return out, rr.Err()
 }
