@@ -381,6 +381,13 @@ func (w *Writer) commitAssembly(ctx context.Context, l cluster.Lease, t, dlq *ta
 	if err != nil {
 		return err
 	}
+	for _, a := range done {
+		for _, x := range []*tables.Table{t, dlq} {
+			if keys, _ := a.keys(x == dlq); len(keys) > 0 {
+				w.assembled.WithLabelValues(x.FullName()).Add(float64(len(keys)))
+			}
+		}
+	}
 	for x, id := range snapshots {
 		w.commits.WithLabelValues(x.FullName()).Inc()
 		w.cfg.Logger.Debug("writer: assembled data files", "table", x.FullName(), "snapshot_id", id, "groups", len(done))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/minkhq/mink/datafile"
@@ -114,13 +115,17 @@ func TestAssemblyMergesSmallFiles(t *testing.T) {
 	require.Greater(t, tableFiles, 2)
 	require.Greater(t, dlqFiles, 2)
 
+	reg := prometheus.NewRegistry()
 	w := writer.New(pool, kc, writer.Config{CommitInterval: 50 * time.Millisecond,
-		PartitionCheckInterval: 100 * time.Millisecond, CollectAfter: 200 * time.Millisecond})
+		PartitionCheckInterval: 100 * time.Millisecond, CollectAfter: 200 * time.Millisecond, Registerer: reg})
 	wl := f.Take(t, tables.WriterScope(tbl.ID), "node-a")
 	testkit.Start(t, func(ctx context.Context) error { return w.Run(ctx, wl) })
 	testkit.WaitFor(t, "one file per table", func() bool {
 		return len(liveFiles(t, f, tbl.ID)) == 1 && len(liveFiles(t, f, dlq.ID)) == 1
 	})
+	// Every replaced file is counted once, in its table.
+	require.EqualValues(t, tableFiles, testkit.CounterValue(t, reg, "mink_assembled_files_total", "table", tbl.FullName()))
+	require.EqualValues(t, dlqFiles, testkit.CounterValue(t, reg, "mink_assembled_files_total", "table", dlq.FullName()))
 	for _, c := range []struct {
 		id      int64
 		t       *tables.Table

@@ -42,7 +42,9 @@ type Writer struct {
 	kafka   *kafka.Client
 	cfg     Config
 	commits *prometheus.CounterVec
-	fenced  prometheus.Counter
+	// assembled counts the data files assembly replaced, by table.
+	assembled *prometheus.CounterVec
+	fenced    prometheus.Counter
 }
 
 // New returns a writer. It panics on a cfg that Validate rejects (`mink
@@ -56,12 +58,16 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Writer {
 		cfg.Schemas = schemas.NewStore(pool, nil)
 	}
 	w := &Writer{pool: pool, kafka: kc, cfg: cfg,
-		commits: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_commits_total", Help: "Snapshots committed."}, []string{"table"})}
+		commits: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_commits_total", Help: "Snapshots committed."}, []string{"table"}),
+		assembled: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_assembled_files_total",
+			Help: "Data files that assembly replaced by larger ones (docs/design.md §4.6)."}, []string{"table"})}
 	if cfg.Registerer != nil {
-		if err := cfg.Registerer.Register(w.commits); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if !errors.As(err, &are) {
-				cfg.Logger.Warn("writer metrics", "err", err)
+		for _, c := range []prometheus.Collector{w.commits, w.assembled} {
+			if err := cfg.Registerer.Register(c); err != nil {
+				var are prometheus.AlreadyRegisteredError
+				if !errors.As(err, &are) {
+					cfg.Logger.Warn("writer metrics", "err", err)
+				}
 			}
 		}
 	}
