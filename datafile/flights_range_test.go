@@ -7,22 +7,20 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
-	"strconv"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minkhq/mink/codec"
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/internal/flights"
+	"github.com/minkhq/mink/internal/shareddata"
 )
 
 // flightsRange returns the records of the first 16 MiB range of partition
@@ -30,62 +28,23 @@ import (
 // records as bench.flightsJSON writes them, every 4th, offsets from 0, no
 // key, one timestamp. It skips when the flight records are absent.
 var flightsRange = sync.OnceValues(func() ([]*kgo.Record, error) {
-	f, err := os.Open(flightsPath)
+	path, ok := shareddata.Find(flights.File)
+	if !ok {
+		return nil, os.ErrNotExist
+	}
+	// Every 4th row until 16 MiB: about 730,000 rows are enough.
+	values, err := flights.JSON(path, 1_000_000)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	pr, err := file.NewParquetReader(f)
-	if err != nil {
-		return nil, err
-	}
-	defer pr.Close()
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
-	if err != nil {
-		return nil, err
-	}
-	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer rr.Release()
 	ts := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	var recs []*kgo.Record
-	size, row := 0, 0
-	for rr.Next() && size < 16<<20 {
-		rec := rr.RecordBatch()
-		date := rec.Column(0).(*array.Timestamp)
-		for i := 0; i < int(rec.NumRows()) && size < 16<<20; i, row = i+1, row+1 {
-			if row%4 != 0 {
-				continue
-			}
-			b := make([]byte, 0, 112)
-			b = append(b, `{"date":`...)
-			if date.IsNull(i) {
-				b = append(b, "null"...)
-			} else {
-				b = strconv.AppendQuote(b, time.UnixMicro(int64(date.Value(i))).UTC().Format(time.RFC3339Nano))
-			}
-			for c, name := range []string{"delay", "distance", "origin", "destination"} {
-				b = append(append(append(b, ",\""...), name...), "\":"...)
-				col := rec.Column(c + 1)
-				if col.IsNull(i) {
-					b = append(b, "null"...)
-					continue
-				}
-				switch a := col.(type) {
-				case *array.Int64:
-					b = strconv.AppendInt(b, a.Value(i), 10)
-				case *array.LargeString:
-					b = strconv.AppendQuote(b, a.Value(i))
-				}
-			}
-			b = append(b, '}')
-			size += len(b)
-			recs = append(recs, &kgo.Record{Topic: "flights", Offset: int64(len(recs)), Timestamp: ts, Value: b})
-		}
+	size := 0
+	for row := 0; row < len(values) && size < 16<<20; row += 4 {
+		size += len(values[row])
+		recs = append(recs, &kgo.Record{Topic: "flights", Offset: int64(len(recs)), Timestamp: ts, Value: values[row]})
 	}
-	return recs, rr.Err()
+	return recs, nil
 })
 
 func flightsRangeOf(tb testing.TB) []*kgo.Record {

@@ -1,45 +1,27 @@
 package datafile
 
 import (
-	"context"
-	"os"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
-)
 
-const flightsPath = "/work/shared/data/flights-3m.parquet"
+	"github.com/minkhq/mink/internal/flights"
+	"github.com/minkhq/mink/internal/shareddata"
+)
 
 // BenchmarkColumnSketches measures the sketches and NaN counts of a build
 // alone (columnSketches), per record, over the first batch of the flight
 // records (five columns: timestamptz, two longs, two strings).
 func BenchmarkColumnSketches(b *testing.B) {
-	f, err := os.Open(flightsPath)
-	if err != nil {
-		b.Skip("flight records absent:", err)
+	path, ok := shareddata.Find(flights.File)
+	if !ok {
+		b.Skip("flight records absent: " + flights.File)
 	}
-	defer f.Close()
-	pr, err := file.NewParquetReader(f)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer pr.Close()
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 1 << 18}, memory.DefaultAllocator)
+	rec, err := flights.FirstBatch(path, 1<<18)
 	if err != nil {
 		b.Fatal(err)
 	}
-	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rr.Release()
-	if !rr.Next() {
-		b.Fatal(rr.Err())
-	}
-	rec := rr.RecordBatch()
+	defer rec.Release()
 	sc := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "date", Type: iceberg.PrimitiveTypes.TimestampTz},
 		iceberg.NestedField{ID: 2, Name: "delay", Type: iceberg.PrimitiveTypes.Int64},

@@ -7,10 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minkhq/mink/internal/shareddata"
 )
 
 // EarthquakesSchema is the Iceberg schema (spec JSON) of the demo table
@@ -22,31 +23,11 @@ var EarthquakesSchema []byte
 // USGSFile is the name of the USGS feed in the shared data directory.
 const USGSFile = "usgs-earthquakes-week.geojson"
 
-// FindData returns the path of a file of the shared data directory: under
-// $MINK_DATA_DIR, else ../shared/data (or ../../shared/data, …) from the
-// working directory up. ok is false when it is absent.
-func FindData(name string) (path string, ok bool) {
-	if dir := os.Getenv("MINK_DATA_DIR"); dir != "" {
-		p := filepath.Join(dir, name)
-		_, err := os.Stat(p)
-		return p, err == nil
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", false
-	}
-	for {
-		p := filepath.Join(dir, "..", "shared", "data", name)
-		if _, err := os.Stat(p); err == nil {
-			return filepath.Clean(p), true
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", false
-		}
-		dir = parent
-	}
-}
+// FindData returns the path of a file of the shared data directory
+// (shareddata.Find): under $MINK_DATA_DIR, else ../shared/data (or
+// ../../shared/data, …) from the working directory up. ok is false when it
+// is absent.
+func FindData(name string) (path string, ok bool) { return shareddata.Find(name) }
 
 // Event is one USGS feature as produced to Kafka.
 type Event struct {

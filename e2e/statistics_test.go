@@ -6,16 +6,10 @@ import (
 	"encoding/json"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/datasketches-go/theta"
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/puffin"
@@ -25,62 +19,25 @@ import (
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/devenv"
 	"github.com/minkhq/mink/internal/clustertest"
+	"github.com/minkhq/mink/internal/flights"
 	"github.com/minkhq/mink/internal/pgtest"
 	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/writer"
 )
 
-// flightsSchema is the schema of a json table of the flight records as
-// flightEvents writes them (bench.FlightsSchema).
-const flightsSchema = `{"type":"struct","schema-id":0,"fields":[
- {"id":1,"name":"date","required":false,"type":"timestamptz"},
- {"id":2,"name":"delay","required":false,"type":"long"},
- {"id":3,"name":"distance","required":false,"type":"long"},
- {"id":4,"name":"origin","required":false,"type":"string"},
- {"id":5,"name":"destination","required":false,"type":"string"}]}`
-
-// flightEvents returns the first n flight records as JSON values (keyed by
-// their row number), or skips the test when the data set is absent.
+// flightEvents returns the first n flight records as JSON values
+// (flights.JSON; keyed by their row number), or skips the test when the
+// data set is absent.
 func flightEvents(t *testing.T, n int) []devenv.Event {
-	path, ok := devenv.FindData("flights-3m.parquet")
+	path, ok := devenv.FindData(flights.File)
 	if !ok {
-		t.Skip("flights-3m.parquet absent")
+		t.Skip(flights.File + " absent")
 	}
-	f, err := os.Open(path)
+	values, err := flights.JSON(path, n)
 	require.NoError(t, err)
-	defer f.Close()
-	pr, err := file.NewParquetReader(f)
-	require.NoError(t, err)
-	defer pr.Close()
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: int64(n)}, memory.DefaultAllocator)
-	require.NoError(t, err)
-	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
-	require.NoError(t, err)
-	defer rr.Release()
-	require.True(t, rr.Next(), "%v", rr.Err())
-	rec := rr.RecordBatch()
-	str := func(a arrow.Array, i int) any {
-		if a.IsNull(i) {
-			return nil
-		}
-		return a.ValueStr(i)
-	}
-	num := func(a *array.Int64, i int) any {
-		if a.IsNull(i) {
-			return nil
-		}
-		return a.Value(i)
-	}
-	out := make([]devenv.Event, 0, n)
-	for i := 0; i < int(rec.NumRows()) && len(out) < n; i++ {
-		var date any
-		if d := rec.Column(0).(*array.Timestamp); !d.IsNull(i) {
-			date = time.UnixMicro(int64(d.Value(i))).UTC().Format(time.RFC3339Nano)
-		}
-		v, err := json.Marshal(map[string]any{"date": date, "delay": num(rec.Column(1).(*array.Int64), i),
-			"distance": num(rec.Column(2).(*array.Int64), i), "origin": str(rec.Column(3), i), "destination": str(rec.Column(4), i)})
-		require.NoError(t, err)
-		out = append(out, devenv.Event{ID: strconv.Itoa(i), Time: time.UnixMilli(1700000000000 + int64(i)), Value: v})
+	out := make([]devenv.Event, len(values))
+	for i, v := range values {
+		out[i] = devenv.Event{ID: strconv.Itoa(i), Time: time.UnixMilli(1700000000000 + int64(i)), Value: v}
 	}
 	return out
 }
@@ -94,15 +51,15 @@ func flightEvents(t *testing.T, n int) []devenv.Event {
 // property equal to the rounded estimate.
 func TestStatisticsNDV(t *testing.T) {
 	ctx := context.Background()
-	flights := flightEvents(t, 200_000)
+	events := flightEvents(t, 200_000)
 	env, err := devenv.StartEnv(ctx, devenv.DevConfig{Nodes: 1, PostgresURL: pgtest.Schema(t), EphemeralPorts: true,
 		LeaseTTL: 3 * time.Second, StatisticsInterval: 200 * time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(env.Stop)
 	createEarthquakes(t, env, testkit.USGSEvents(t))
 	createTable(t, env, 3, map[string]any{"namespace": "demo", "name": "flights", "topic": "flights",
-		"value_format": "json", "key_format": "string", "schema": json.RawMessage(flightsSchema)})
-	require.NoError(t, devenv.Produce(ctx, env.Brokers, "flights", flights))
+		"value_format": "json", "key_format": "string", "schema": json.RawMessage(flights.Schema)})
+	require.NoError(t, devenv.Produce(ctx, env.Brokers, "flights", events))
 	clustertest.WaitCaughtUp(t, env.Nodes[0].URL(), "demo.flights")
 
 	cat, err := rest.NewCatalog(ctx, "mink", env.Nodes[0].URL())

@@ -14,17 +14,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minkhq/mink/indexer"
+	"github.com/minkhq/mink/internal/flights"
 	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/tables"
 )
-
-// flightsSchema is bench.FlightsSchema.
-const flightsSchema = `{"type":"struct","schema-id":0,"fields":[
- {"id":1,"name":"date","required":false,"type":"timestamptz"},
- {"id":2,"name":"delay","required":false,"type":"long"},
- {"id":3,"name":"distance","required":false,"type":"long"},
- {"id":4,"name":"origin","required":false,"type":"string"},
- {"id":5,"name":"destination","required":false,"type":"string"}]}`
 
 // BenchmarkIndexFlights measures the indexing path as bench's indexing
 // scenario runs it — one indexer.Run per partition lease of a 4-partition
@@ -54,7 +47,7 @@ func BenchmarkIndexFlights(b *testing.B) {
 	for _, c := range []struct {
 		format string
 		schema json.RawMessage
-	}{{"raw", nil}, {"json", json.RawMessage(flightsSchema)}} {
+	}{{"raw", nil}, {"json", json.RawMessage(flights.Schema)}} {
 		b.Run(c.format, func(b *testing.B) {
 			var cpu time.Duration
 			for i := 0; b.Loop(); i++ {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -34,53 +35,93 @@ const Schema = `{"type":"struct","schema-id":0,"fields":[
 // {"date":"2001-01-01T00:01:00Z","delay":33,"distance":2176,"origin":"LAS","destination":"PHL"}.
 // The conversion is deterministic (same bytes every run).
 func JSON(path string, limit int) ([][]byte, error) {
+	var out [][]byte
+	n := limit
+	err := batches(path, 64<<10, func(rows int64) {
+		if n <= 0 || int64(n) > rows {
+			n = int(rows)
+		}
+		out = make([][]byte, 0, n)
+	}, func(rec arrow.RecordBatch) bool {
+		return appendJSON(&out, rec, n)
+	})
+	return out, err
+}
+
+// FirstBatch returns the first batch of up to rows rows of the flights
+// Parquet file at path, as arrow-go reads it (columns date timestamp[us],
+// delay and distance int64, origin and destination large_string). The
+// caller releases it.
+func FirstBatch(path string, rows int64) (arrow.RecordBatch, error) {
+	var first arrow.RecordBatch
+	err := batches(path, rows, nil, func(rec arrow.RecordBatch) bool {
+		rec.Retain()
+		first = rec
+		return false
+	})
+	if err == nil && first == nil {
+		err = fmt.Errorf("flights: %s holds no rows", path)
+	}
+	return first, err
+}
+
+// batches reads the flights Parquet file at path in batches of batchSize
+// rows, telling total the file's row count first, and calls fn with each
+// batch until it returns false.
+func batches(path string, batchSize int64, total func(rows int64), fn func(arrow.RecordBatch) bool) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
 	pr, err := file.NewParquetReader(f)
 	if err != nil {
-		return nil, fmt.Errorf("flights: %w", err)
+		return fmt.Errorf("flights: %w", err)
 	}
 	defer pr.Close()
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: batchSize}, memory.DefaultAllocator)
 	if err != nil {
-		return nil, fmt.Errorf("flights: %w", err)
+		return fmt.Errorf("flights: %w", err)
 	}
 	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
 	if err != nil {
-		return nil, fmt.Errorf("flights: %w", err)
+		return fmt.Errorf("flights: %w", err)
 	}
 	defer rr.Release()
-	n := int(pr.NumRows())
-	if limit > 0 && limit < n {
-		n = limit
+	if total != nil {
+		total(pr.NumRows())
 	}
-	out := make([][]byte, 0, n)
-	for rr.Next() && len(out) < n {
-		rec := rr.RecordBatch()
-		date := rec.Column(0).(*array.Timestamp)
-		delay := rec.Column(1).(*array.Int64)
-		dist := rec.Column(2).(*array.Int64)
-		orig := rec.Column(3).(*array.LargeString)
-		dest := rec.Column(4).(*array.LargeString)
-		for i := 0; i < int(rec.NumRows()) && len(out) < n; i++ {
-			b := make([]byte, 0, 112)
-			b = append(b, `{"date":`...)
-			if date.IsNull(i) {
-				b = append(b, "null"...)
-			} else {
-				b = strconv.AppendQuote(b, time.UnixMicro(int64(date.Value(i))).UTC().Format(time.RFC3339Nano))
-			}
-			b = appendInt(append(b, `,"delay":`...), delay, i)
-			b = appendInt(append(b, `,"distance":`...), dist, i)
-			b = appendStr(append(b, `,"origin":`...), orig, i)
-			b = appendStr(append(b, `,"destination":`...), dest, i)
-			out = append(out, append(b, '}'))
+	for rr.Next() {
+		if !fn(rr.RecordBatch()) {
+			return nil
 		}
 	}
-	return out, rr.Err()
+	return rr.Err()
+}
+
+// appendJSON appends the rows of rec to *out as JSON values until it holds
+// n; it reports whether it wants more.
+func appendJSON(out *[][]byte, rec arrow.RecordBatch, n int) bool {
+	date := rec.Column(0).(*array.Timestamp)
+	delay := rec.Column(1).(*array.Int64)
+	dist := rec.Column(2).(*array.Int64)
+	orig := rec.Column(3).(*array.LargeString)
+	dest := rec.Column(4).(*array.LargeString)
+	for i := 0; i < int(rec.NumRows()) && len(*out) < n; i++ {
+		b := make([]byte, 0, 112)
+		b = append(b, `{"date":`...)
+		if date.IsNull(i) {
+			b = append(b, "null"...)
+		} else {
+			b = strconv.AppendQuote(b, time.UnixMicro(int64(date.Value(i))).UTC().Format(time.RFC3339Nano))
+		}
+		b = appendInt(append(b, `,"delay":`...), delay, i)
+		b = appendInt(append(b, `,"distance":`...), dist, i)
+		b = appendStr(append(b, `,"origin":`...), orig, i)
+		b = appendStr(append(b, `,"destination":`...), dest, i)
+		*out = append(*out, append(b, '}'))
+	}
+	return len(*out) < n
 }
 
 func appendInt(b []byte, a *array.Int64, i int) []byte {
