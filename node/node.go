@@ -31,6 +31,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/minkhq/mink/admin"
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/catalog"
 	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/indexer"
@@ -50,6 +51,7 @@ type Node struct {
 	kafka    *kafka.Client
 	objects  *objects.Server
 	registry *schemas.Registry
+	secret   []byte
 	cluster  *cluster.Cluster
 	listener net.Listener
 	server   *http.Server
@@ -82,6 +84,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 
 	var err error
 	if n.pool, err = openPool(ctx, p.postgres, log); err != nil {
+		return nil, err
+	}
+	// The secret every node derives its signing keys from (auth).
+	if n.secret, err = auth.ClusterSecret(ctx, n.pool); err != nil {
 		return nil, err
 	}
 	if n.kafka, err = kafka.New(p.kafka); err != nil {
