@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/internal/settings"
 	"github.com/minkhq/mink/tables"
 )
@@ -59,6 +60,14 @@ type Config struct {
 	// Logger receives request errors, with the namespace and table they
 	// concern. Nil means slog.Default().
 	Logger *slog.Logger
+
+	// Auth, when set (auth principals, docs/design.md §5), makes every
+	// route but POST /v1/oauth/tokens (which it serves) need a bearer
+	// token, shows a principal only the tables of its grants, and vends
+	// each table load S3 credentials for that table instead of the static
+	// AccessKeyID and SecretAccessKey. Nil: auth none, everyone reads
+	// everything.
+	Auth *auth.Authenticator
 
 	// Loader chooses the metadata a table load returns, given the committed
 	// one. It is the hook for the zero-lag tail (docs/design.md §4.4). Default: the

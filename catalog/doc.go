@@ -19,8 +19,9 @@
 //     route exists. Its "defaults" point the engine's S3 client at this node
 //     (s3.endpoint = the advertised URL, path-style addressing, region).
 //   - LoadTableResult repeats those keys in its "config", with the static
-//     credentials the S3 API accepts, because DuckDB and Trino ignore the
-//     catalog-level defaults.
+//     credentials the S3 API accepts (auth none) or vended ones (auth
+//     principals), because DuckDB and Trino ignore the catalog-level
+//     defaults.
 //   - Namespaces are the dotted namespace column of the tables table, read as
 //     a tree: a namespace exists while a table lives in it or below it.
 //     Multipart namespaces travel joined by the unit separator 0x1F (%1F in a
@@ -41,6 +42,14 @@
 //     namespace changes) answer 403 ForbiddenException; metrics reports are
 //     accepted and discarded (204): clients that do not negotiate send them
 //     after every scan, and a failure there would only add noise.
+//   - Under Config.Auth (auth principals, docs/design.md §5) every route
+//     but POST /v1/oauth/tokens needs a bearer token (401
+//     NotAuthorizedException with a WWW-Authenticate challenge); a table
+//     outside the principal's grants is absent from lists and answers 404
+//     NoSuchTableException like a missing one, a namespace with no visible
+//     table 404 NoSuchNamespaceException; each table load vends S3
+//     credentials for the table's keys (config and storage-credentials),
+//     refreshed by GET …/tables/{table}/credentials.
 //   - Postgres that cannot be reached within Config.QueryTimeout makes a
 //     request answer 503 ServiceUnavailableException with Retry-After,
 //     never hang (docs/design.md §3.4).

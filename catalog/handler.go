@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strings"
 
@@ -22,9 +23,10 @@ type Handler struct {
 	mux   *http.ServeMux
 
 	// configBody is the answer of GET /v1/config; tableConfig the "config" of
-	// every LoadTableResult, as JSON. Both are fixed at New.
+	// every LoadTableResult (to which vended credentials are added, under
+	// Config.Auth). Both are fixed at New.
 	configBody  []byte
-	tableConfig []byte
+	tableConfig map[string]string
 	// etagSalt makes table ETags change with tableConfig, so that an engine
 	// holding an ETag from before a restart with other settings gets them.
 	etagSalt [sha256.Size]byte
@@ -63,6 +65,8 @@ var routes = []route{
 	{"GET", "/v1/{prefix}/namespaces/{namespace}/tables", true, (*Handler).listTables},
 	{"GET", "/v1/{prefix}/namespaces/{namespace}/tables/{table}", true, (*Handler).loadTable},
 	{"HEAD", "/v1/{prefix}/namespaces/{namespace}/tables/{table}", true, (*Handler).tableExists},
+	// Advertised under Config.Auth only: without it nothing is vended.
+	{"GET", credentialsPath, false, (*Handler).loadCredentials},
 	// Mink has no views. Answering the view reads (an empty list, 404)
 	// keeps engines that list views next to tables (Trino, Spark) working.
 	{"GET", "/v1/{prefix}/namespaces/{namespace}/views", true, (*Handler).listViews},
@@ -124,17 +128,17 @@ func New(cfg Config, pool *pgxpool.Pool) (*Handler, error) {
 		"s3.region":            cfg.Region,
 		"client.region":        cfg.Region,
 	}
-	tableConfig := map[string]string{
-		"s3.access-key-id":     cfg.AccessKeyID,
-		"s3.secret-access-key": cfg.SecretAccessKey,
+	h.tableConfig = maps.Clone(defaults)
+	if cfg.Auth == nil {
+		// Under Config.Auth the S3 API takes vended credentials only.
+		h.tableConfig["s3.access-key-id"] = cfg.AccessKeyID
+		h.tableConfig["s3.secret-access-key"] = cfg.SecretAccessKey
 	}
-	for k, v := range defaults {
-		tableConfig[k] = v
-	}
-	if h.tableConfig, err = json.Marshal(tableConfig); err != nil {
+	tc, err := json.Marshal(h.tableConfig)
+	if err != nil {
 		return nil, err
 	}
-	h.etagSalt = sha256.Sum256(h.tableConfig)
+	h.etagSalt = sha256.Sum256(tc)
 
 	cr := configResponse{Defaults: defaults, Overrides: map[string]string{}, Endpoints: []string{}}
 	for _, rt := range routes {
@@ -144,6 +148,10 @@ func New(cfg Config, pool *pgxpool.Pool) (*Handler, error) {
 		h.mux.HandleFunc(rt.method+" "+strings.Replace(rt.path, "/{prefix}", "", 1), func(w http.ResponseWriter, r *http.Request) {
 			rt.handle(h, w, r)
 		})
+	}
+	if cfg.Auth != nil {
+		cr.Endpoints = append(cr.Endpoints, "GET "+credentialsPath, "POST "+tokensPath)
+		h.mux.HandleFunc("POST "+tokensPath, cfg.Auth.ServeToken)
 	}
 	if h.configBody, err = json.Marshal(cr); err != nil {
 		return nil, err
@@ -160,7 +168,9 @@ func New(cfg Config, pool *pgxpool.Pool) (*Handler, error) {
 
 // ServeHTTP answers one catalog request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.mux.ServeHTTP(w, r)
+	if r, ok := h.authenticate(w, r); ok {
+		h.mux.ServeHTTP(w, r)
+	}
 }
 
 // getConfig answers GET /v1/config. Mink has one warehouse per cluster; the

@@ -99,7 +99,7 @@ func parsePage(q url.Values) (page, error) {
 // empty page below a namespace asks whether ns exists at all (it may hold
 // only tables, or only namespaces). On a failure it answers the request
 // and returns false.
-func (h *Handler) listPage(w http.ResponseWriter, r *http.Request, ns []string,
+func (h *Handler) listPage(w http.ResponseWriter, r *http.Request, ns []string, l lister,
 	list func(ctx context.Context, ns []string, after string, limit int) ([]string, error)) (names []string, next *string, ok bool) {
 	p, err := parsePage(r.URL.Query())
 	if err != nil {
@@ -108,7 +108,7 @@ func (h *Handler) listPage(w http.ResponseWriter, r *http.Request, ns []string,
 	}
 	names, err = list(r.Context(), ns, p.after, p.limit())
 	if err == nil && len(names) == 0 && ns != nil {
-		err = h.store.requireNamespace(r.Context(), ns)
+		err = l.requireNamespace(r.Context(), ns)
 	}
 	if err != nil {
 		h.writeError(w, r, err, logAttrs(ns, "")...)
@@ -135,7 +135,8 @@ func (h *Handler) listNamespaces(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	children, next, ok := h.listPage(w, r, parent, h.store.listNamespaces)
+	l := h.lister(r)
+	children, next, ok := h.listPage(w, r, parent, l, l.listNamespaces)
 	if !ok {
 		return
 	}
@@ -180,7 +181,7 @@ func (h *Handler) namespace(w http.ResponseWriter, r *http.Request) ([]string, b
 		h.writeError(w, r, noSuchNamespace([]string{raw}))
 		return nil, false
 	}
-	if err := h.store.requireNamespace(r.Context(), ns); err != nil {
+	if err := h.lister(r).requireNamespace(r.Context(), ns); err != nil {
 		h.writeError(w, r, err, logAttrs(ns, "")...)
 		return nil, false
 	}
@@ -206,7 +207,8 @@ func (h *Handler) listTables(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, noSuchNamespace([]string{raw}))
 		return
 	}
-	names, next, ok := h.listPage(w, r, ns, h.store.listTables)
+	l := h.lister(r)
+	names, next, ok := h.listPage(w, r, ns, l, l.listTables)
 	if !ok {
 		return
 	}

@@ -27,6 +27,8 @@ var (
 	tableExistsSQL string
 	//go:embed sql/load_table.sql
 	loadTableSQL string
+	//go:embed sql/tables_below.sql
+	tablesBelowSQL string
 )
 
 // store runs the catalog's queries, each request within QueryTimeout.
@@ -110,6 +112,28 @@ func (s *store) tableExists(ctx context.Context, ns []string, name string) (bool
 		return c.QueryRow(ctx, tableExistsSQL, joinLevels(ns), name).Scan(&ok)
 	})
 	return ok, err
+}
+
+// tableRow is a table's namespace (levels joined by '.') and name.
+type tableRow struct{ namespace, name string }
+
+// tablesBelow returns every table of namespace ns and of the namespaces
+// below it; every table for nil.
+func (s *store) tablesBelow(ctx context.Context, ns []string) ([]tableRow, error) {
+	var out []tableRow
+	err := s.conn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
+		rows, err := c.Query(ctx, tablesBelowSQL, joinLevels(ns))
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (tableRow, error) {
+			var t tableRow
+			err := r.Scan(&t.namespace, &t.name)
+			return t, err
+		})
+		return err
+	})
+	return out, err
 }
 
 // errNoTable is returned by loadTable for a table that does not exist.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 )
@@ -33,7 +34,7 @@ func (h *Handler) tableExists(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	exists, err := h.store.tableExists(r.Context(), ns, name)
-	if err == nil && !exists {
+	if err == nil && (!exists || !allowed(r, ns, name)) {
 		err = noSuchTable(ns, name)
 	}
 	if err != nil {
@@ -53,6 +54,11 @@ func (h *Handler) tableExists(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) loadTable(w http.ResponseWriter, r *http.Request) {
 	ns, name, ok := h.table(w, r)
 	if !ok {
+		return
+	}
+	if !allowed(r, ns, name) {
+		// Exactly the answer of a table that does not exist.
+		h.writeError(w, r, noSuchTable(ns, name))
 		return
 	}
 	switch s := r.URL.Query().Get("snapshots"); s {
@@ -76,7 +82,14 @@ func (h *Handler) loadTable(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	etag := h.etag(t.MetadataLocation)
+	creds, prefixes, err := h.vended(r, ns, name)
+	if err != nil {
+		h.writeError(w, r, fmt.Errorf("vend credentials: %w", err), logAttrs(ns, name)...)
+		return
+	}
+	// The credentials are part of the answer: a 304 must not keep a client
+	// on credentials other than these.
+	etag := h.etag(t.MetadataLocation, creds["s3.access-key-id"], creds["s3.session-token"])
 	w.Header().Set("ETag", etag)
 	if etagMatches(r.Header.Values("If-None-Match"), etag) {
 		w.WriteHeader(http.StatusNotModified)
@@ -91,26 +104,53 @@ func (h *Handler) loadTable(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err, logAttrs(ns, name)...)
 		return
 	}
+	config := h.tableConfig
+	if creds != nil {
+		config = maps.Clone(config)
+		maps.Copy(config, creds)
+	}
+	cfgJSON, err := json.Marshal(config)
+	if err != nil {
+		h.writeError(w, r, err, logAttrs(ns, name)...)
+		return
+	}
 	// Assembled by hand so that the metadata goes out as stored;
 	// encoding/json would re-encode it.
 	var b bytes.Buffer
-	b.Grow(len(t.Metadata) + len(loc) + len(h.tableConfig) + 64)
+	b.Grow(len(t.Metadata) + len(loc) + len(cfgJSON) + 64)
 	b.WriteString(`{"metadata-location":`)
 	b.Write(loc)
 	b.WriteString(`,"metadata":`)
 	b.Write(t.Metadata)
 	b.WriteString(`,"config":`)
-	b.Write(h.tableConfig)
+	b.Write(cfgJSON)
+	if creds != nil {
+		sc, err := json.Marshal(h.storageCredentials(creds, prefixes))
+		if err != nil {
+			h.writeError(w, r, err, logAttrs(ns, name)...)
+			return
+		}
+		b.WriteString(`,"storage-credentials":`)
+		b.Write(sc)
+	}
 	b.WriteString("}")
 	writeRawJSON(w, http.StatusOK, b.Bytes())
 }
 
 // etag is a table load's entity tag: a hash of the metadata location (a new
-// commit or tail snapshot has a new one) and of this node's table config.
-func (h *Handler) etag(metadataLocation string) string {
+// commit or tail snapshot has a new one), of this node's table config and
+// of the vended credentials (vary: their access key id and session token).
+func (h *Handler) etag(metadataLocation string, vary ...string) string {
 	s := sha256.New()
 	s.Write(h.etagSalt[:])
 	s.Write([]byte(metadataLocation))
+	for _, v := range vary {
+		if v == "" {
+			continue // auth none: nothing vended
+		}
+		s.Write([]byte{0})
+		s.Write([]byte(v))
+	}
 	return `"` + hex.EncodeToString(s.Sum(nil)[:16]) + `"`
 }
 
