@@ -21,6 +21,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/outage"
 	"github.com/minkhq/mink/pgstore"
@@ -70,7 +71,37 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Handler {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
-	h.mux.ServeHTTP(w, r.WithContext(ctx))
+	r = r.WithContext(ctx)
+	if !h.authorize(w, r) {
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// authorize lets a request through when Config.Auth is nil or its bearer
+// token is an admin principal's; else it answers 401 (with a challenge,
+// RFC 6750 §3), 403 or 503, and returns false. A request forwarded to
+// another node keeps its Authorization header: that node checks it too.
+func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) bool {
+	if h.cfg.Auth == nil {
+		return true
+	}
+	p, err := h.cfg.Auth.Bearer(r.Context(), r)
+	switch {
+	case auth.Unauthenticated(err):
+		w.Header().Set("WWW-Authenticate", auth.Challenge(err))
+		writeError(w, http.StatusUnauthorized, "not authorized: "+strings.TrimPrefix(err.Error(), "auth: ")+
+			"; the admin API needs an admin principal's token (mink principal create NAME --admin; --credential ID:SECRET)")
+		return false
+	case err != nil:
+		h.cfg.Logger.Warn("admin: authenticate", "err", err)
+		writeError(w, http.StatusServiceUnavailable, "cannot check the token (Postgres): "+err.Error())
+		return false
+	case !p.Admin:
+		writeError(w, http.StatusForbidden, "principal "+p.Name+" is not an admin; the admin API needs an admin principal")
+		return false
+	}
+	return true
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -10,8 +10,10 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/tables"
 	"github.com/minkhq/mink/writer"
 )
@@ -21,6 +23,25 @@ import (
 type Client struct {
 	// URL is the node's base URL, e.g. "http://127.0.0.1:8181".
 	URL string
+	// Credential is an admin principal's "CLIENT_ID:SECRET": each call
+	// carries a bearer token got with it from the node's
+	// POST /v1/oauth/tokens (kept until a minute before it expires).
+	// Empty: no token (a node with auth none).
+	Credential string
+
+	mu     sync.Mutex
+	tokens *auth.TokenSource
+}
+
+// token returns a bearer token for c.Credential.
+func (c *Client) token(ctx context.Context) (string, error) {
+	c.mu.Lock()
+	if c.tokens == nil || c.tokens.URL != c.URL || c.tokens.Credential != c.Credential {
+		c.tokens = &auth.TokenSource{URL: c.URL, Credential: c.Credential}
+	}
+	ts := c.tokens
+	c.mu.Unlock()
+	return ts.Token(ctx)
 }
 
 // StatusError is an answer of the admin API other than 2xx.
@@ -59,6 +80,13 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if c.Credential != "" {
+		tok, err := c.token(ctx)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err

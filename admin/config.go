@@ -3,6 +3,7 @@ package admin
 import (
 	"log/slog"
 
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/internal/settings"
 	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
@@ -22,6 +23,10 @@ type Config struct {
 	// Logger receives failed requests and created tables. Nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// Auth, when set (auth principals, docs/design.md §5), makes every
+	// route need an admin principal's bearer token: 401 without a valid
+	// one, 403 for a principal that is not an admin. Nil: auth none.
+	Auth *auth.Authenticator
 	// Schemas gives registry schemas for tables of registry formats
 	// (docs/design.md §4.7). Nil means a store without a registry.
 	Schemas *schemas.Store
