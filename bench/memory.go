@@ -27,6 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/devenv"
 	"github.com/minkhq/mink/internal/testkit/proc"
 	"github.com/minkhq/mink/node"
@@ -291,7 +292,7 @@ func memProfile(ctx context.Context, h *H, pg string, brokers []string, dir stri
 	}
 	defer logf.Close()
 	nd, err := node.Start(ctx, node.Config{
-		PostgresURL: pg, KafkaBrokers: brokers, Listen: "127.0.0.1:0", NodeID: "bench-mem-inprocess",
+		PostgresURL: pg, KafkaBrokers: brokers, Listen: "127.0.0.1:0", NodeID: "bench-mem-inprocess", Auth: auth.ModeNone,
 		CacheDir: filepath.Join(dir, "inprocess-cache"), Logger: slog.New(slog.NewTextHandler(logf, nil)),
 	})
 	if err != nil {
@@ -533,7 +534,7 @@ func startMemNode(ctx context.Context, bin, dir string, args []string) (*memNode
 		return nil, err
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	args = append([]string{"serve", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--advertise", url}, args...)
+	args = append([]string{"serve", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--advertise", url, "--auth", "none"}, args...)
 	// One line per GC on stderr (liveHeap reads them from the log).
 	p, err := proc.Start(bin, args, filepath.Join(dir, "mink.log"), "GODEBUG=gctrace=1")
 	if err != nil {

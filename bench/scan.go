@@ -21,6 +21,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/codec"
 	"github.com/minkhq/mink/devenv"
 	"github.com/minkhq/mink/node"
@@ -83,7 +84,7 @@ func runScan(ctx context.Context, h *H) error {
 		return err
 	}
 	env := &svEnv{kafka: kc, cfg: node.Config{
-		PostgresURL: pg, KafkaBrokers: kc.ListenAddrs(), Listen: "127.0.0.1:0", NodeID: "scan-1",
+		PostgresURL: pg, KafkaBrokers: kc.ListenAddrs(), Listen: "127.0.0.1:0", NodeID: "scan-1", Auth: auth.ModeNone,
 		Warehouse: "mink", LeaseTTL: 10 * time.Second, CacheDir: filepath.Join(dir, "cache"), CacheSize: 4 << 30,
 		CommitInterval: 500 * time.Millisecond, Logger: frQuietLogger(),
 	}}

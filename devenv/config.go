@@ -58,6 +58,12 @@ type DevConfig struct {
 	// FindData.
 	DataFile string
 
+	// Principals runs the nodes under auth principals (`mink dev` does):
+	// StartEnv then creates an admin principal (Env.Credential). False
+	// runs them under auth none, as the tests that are not about access
+	// control do.
+	Principals bool
+
 	// Logger receives the nodes' log lines. Nil means slog.Default().
 	Logger *slog.Logger
 	// Out receives the banner (catalog URI, commands). Default os.Stdout.

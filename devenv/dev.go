@@ -3,10 +3,13 @@ package devenv
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -14,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sr/srfake"
 
 	"github.com/minkhq/mink/admin"
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/internal/pglocal"
 	"github.com/minkhq/mink/node"
 	"github.com/minkhq/mink/schemas"
@@ -29,6 +33,9 @@ type Env struct {
 	Registry    *srfake.Registry
 	RegistryURL string
 	Nodes       []*node.Node
+	// Credential is an admin principal's "CLIENT_ID:SECRET" under
+	// DevConfig.Principals; empty under auth none.
+	Credential string
 
 	cacheRoot string
 }
@@ -97,6 +104,10 @@ func StartEnv(ctx context.Context, cfg DevConfig) (_ *Env, err error) {
 		return nil, err
 	}
 	env.cacheRoot = cacheRoot
+	mode := auth.ModeNone
+	if cfg.Principals {
+		mode = auth.ModePrincipals
+	}
 	for i := 0; i < cfg.Nodes; i++ {
 		listen := fmt.Sprintf("127.0.0.1:%d", cfg.BasePort+i)
 		if cfg.EphemeralPorts {
@@ -114,6 +125,7 @@ func StartEnv(ctx context.Context, cfg DevConfig) (_ *Env, err error) {
 			CommitInterval:     cfg.CommitInterval,
 			StatisticsInterval: cfg.StatisticsInterval,
 			SchemaRegistry:     schemas.RegistryConfig{URL: env.RegistryURL},
+			Auth:               mode,
 			Logger:             cfg.Logger,
 		})
 		if err != nil {
@@ -121,7 +133,38 @@ func StartEnv(ctx context.Context, cfg DevConfig) (_ *Env, err error) {
 		}
 		env.Nodes = append(env.Nodes, n)
 	}
+	if cfg.Principals {
+		if env.Credential, err = env.CreatePrincipal(ctx, "dev-admin", true); err != nil {
+			return nil, err
+		}
+	}
 	return env, nil
+}
+
+// CreatePrincipal creates a principal named name (or name-<random>, when
+// name is taken: a database kept from an earlier run) with grants, an
+// admin when admin, and returns its "CLIENT_ID:SECRET". The environment
+// must run under DevConfig.Principals.
+func (e *Env) CreatePrincipal(ctx context.Context, name string, admin bool, grants ...string) (string, error) {
+	a := e.Nodes[0].Auth()
+	if a == nil {
+		return "", errors.New("devenv: the nodes run under auth none")
+	}
+	n := name
+	for range 3 {
+		id, secret, err := a.Store().Create(ctx, n, grants, admin)
+		if errors.Is(err, auth.ErrExists) {
+			var b [3]byte
+			_, _ = rand.Read(b[:])
+			n = name + "-" + hex.EncodeToString(b[:])
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("devenv: principal %s: %w", name, err)
+		}
+		return id + ":" + secret, nil
+	}
+	return "", fmt.Errorf("devenv: principal %s: every name taken", name)
 }
 
 // Dev runs `mink dev` until ctx is done: the environment, topic
@@ -151,6 +194,15 @@ func Dev(ctx context.Context, cfg DevConfig) error {
 	if err != nil {
 		return err
 	}
+	access, files, err := devAccess(ctx, env, cfg.Command)
+	defer func() {
+		for _, f := range files {
+			_ = os.Remove(f)
+		}
+	}()
+	if err != nil {
+		return err
+	}
 	first := env.Nodes[0].URL()
 	var urls []string
 	for _, n := range env.Nodes {
@@ -168,12 +220,38 @@ and in Avro into topic "%s" (schema subject "%s").%s
   The Avro table:        %[12]s scan demo.earthquakes_avro --limit 10 --columns properties.time,properties.mag,properties.place
   Cluster status:        %[12]s status
   Dead letters:          %[12]s scan 'demo.earthquakes~dlq'
-
+%[13]s
 Ctrl-C stops everything and deletes the temporary data.
 `, len(env.Nodes), strings.Join(env.Brokers, ","), pgDesc(env), len(events), cfg.DataFile, AvroTopic, AvroSubject, avroNote,
-		first, env.RegistryURL, strings.Join(urls, " "), cfg.Command)
+		first, env.RegistryURL, strings.Join(urls, " "), cfg.Command, access)
 	<-ctx.Done()
 	return nil
+}
+
+// devAccess, under DevConfig.Principals, creates principal demo-reader
+// (grant demo.*), writes the admin credential where the CLI finds it
+// (CredentialFile) and returns the banner's lines on access and the files
+// written (to remove at the end); under auth none, a line saying so.
+func devAccess(ctx context.Context, env *Env, command string) (banner string, files []string, err error) {
+	if env.Credential == "" {
+		return "\n  Access control:        none (--auth none): anyone reaching the nodes reads every table\n", nil, nil
+	}
+	reader, err := env.CreatePrincipal(ctx, "demo-reader", false, "demo.*")
+	if err != nil {
+		return "", nil, err
+	}
+	if files, err = writeCredentials(env, env.Credential); err != nil {
+		return "", files, err
+	}
+	first := env.Nodes[0].URL()
+	return fmt.Sprintf(`
+  Admin credential:      %[1]s
+                         (principal dev-admin; %[4]s reads it from %[5]s while mink dev runs)
+  Reader credential:     %[2]s   (principal demo-reader, grant demo.*)
+  PyIceberg:             load_catalog("mink", uri="%[3]s", credential="%[2]s")
+  iceberg-go:            rest.NewCatalog(ctx, "mink", "%[3]s", rest.WithCredential("%[2]s"))
+  More principals:       %[4]s principal create NAME --grant 'NS.*' --postgres %[6]s
+`, env.Credential, reader, first, command, filepath.Dir(files[0]), pgDesc(env)), files, nil
 }
 
 // Demo fills env with the demo: topics `earthquakes` and AvroTopic (3
@@ -191,7 +269,7 @@ func Demo(ctx context.Context, env *Env, events []Event) (note string, err error
 		}
 	}
 	first := env.Nodes[0].URL()
-	if err := CreateTable(ctx, first, map[string]any{
+	if err := env.CreateTable(ctx, first, map[string]any{
 		"namespace": "demo", "name": "earthquakes", "topic": "earthquakes",
 		"value_format": "json", "key_format": "string", "schema": json.RawMessage(EarthquakesSchema),
 	}); err != nil {
@@ -220,16 +298,26 @@ func avroDemo(ctx context.Context, env *Env, nodeURL string, events []Event) (st
 		return "", fmt.Errorf("devenv: produce %s: %w", AvroTopic, err)
 	}
 	// The subject is left to its default, <topic>-value (AvroSubject).
-	return "", CreateTable(ctx, nodeURL, map[string]any{
+	return "", env.CreateTable(ctx, nodeURL, map[string]any{
 		"namespace": "demo", "name": "earthquakes_avro", "topic": AvroTopic,
 		"value_format": "avro", "key_format": "string",
 	})
 }
 
-// CreateTable posts a table definition to a node's admin API. An answer
-// other than 2xx is an error quoting its status and body.
+// CreateTable posts a table definition to a node's admin API, with no
+// credential (auth none). An answer other than 2xx is an error quoting its
+// status and body.
 func CreateTable(ctx context.Context, nodeURL string, def map[string]any) error {
-	c := admin.Client{URL: nodeURL}
+	return createTable(ctx, &admin.Client{URL: nodeURL}, def)
+}
+
+// CreateTable is the package's CreateTable with the environment's admin
+// credential (Credential).
+func (e *Env) CreateTable(ctx context.Context, nodeURL string, def map[string]any) error {
+	return createTable(ctx, &admin.Client{URL: nodeURL, Credential: e.Credential}, def)
+}
+
+func createTable(ctx context.Context, c *admin.Client, def map[string]any) error {
 	_, err := c.CreateTable(ctx, def)
 	if se := (*admin.StatusError)(nil); errors.As(err, &se) {
 		return fmt.Errorf("devenv: create table: %s: %s", se.Status, bytes.TrimSpace(se.Body))

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/minkhq/mink/admin"
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/catalog"
 	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/indexer"
@@ -84,6 +85,16 @@ type Config struct {
 	// Schema Registry of the avro, protobuf and json-schema formats. Empty
 	// URL: no registry.
 	SchemaRegistry schemas.RegistryConfig
+	// Auth is auth: auth.ModePrincipals (the zero value; the catalog and
+	// admin API need principals' bearer tokens, the S3 API vended
+	// credentials) or auth.ModeNone (anyone reads everything; logged as a
+	// warning at start). docs/design.md §5, security.
+	Auth auth.Mode
+	// TokenTTL (token_ttl) and CredentialsTTL (credentials_ttl) are the
+	// lifetimes of bearer tokens and of vended credentials. Defaults
+	// auth.DefaultTokenTTL and auth.DefaultCredentialsTTL.
+	TokenTTL       time.Duration
+	CredentialsTTL time.Duration
 	// Logger receives the node's log lines, each with node_id. Nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -139,6 +150,7 @@ type plan struct {
 	catalog  catalog.Config
 	admin    admin.Config
 	registry schemas.RegistryConfig
+	auth     auth.Config
 }
 
 // plan derives the parts' configs from c (with its defaults); reg receives
@@ -163,12 +175,13 @@ func (c Config) plan(reg prometheus.Registerer) plan {
 		catalog:  catalog.Config{Warehouse: c.Warehouse, AdvertiseURL: c.Advertise, Logger: log},
 		admin:    admin.Config{NodeID: c.NodeID, Warehouse: c.Warehouse, Logger: log},
 		registry: c.SchemaRegistry,
+		auth:     auth.Config{Mode: c.Auth, TokenTTL: c.TokenTTL, CredentialsTTL: c.CredentialsTTL},
 	}
 }
 
 // validate runs every part's checks, in start order.
 func (p plan) validate() error {
-	return cmp.Or(p.postgres.Validate(), p.kafka.Validate(), p.cluster.Validate(), p.indexer.Validate(),
+	return cmp.Or(p.auth.Validate(), p.postgres.Validate(), p.kafka.Validate(), p.cluster.Validate(), p.indexer.Validate(),
 		p.writer.Validate(), p.objects.Validate(), p.catalog.Validate(), p.admin.Validate(), p.registry.Validate())
 }
 

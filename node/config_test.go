@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/catalog"
 	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/indexer"
@@ -56,7 +57,10 @@ func TestValidateRejectsNegatives(t *testing.T) {
 		"schema_registry.ca_file": func(c *Config) {
 			c.SchemaRegistry = schemas.RegistryConfig{URL: "https://r", CAFile: "/nonexistent/ca.pem"}
 		},
-		"listen ": func(c *Config) { c.Listen = "127.0.0.1:99999" },
+		"listen ":         func(c *Config) { c.Listen = "127.0.0.1:99999" },
+		"auth":            func(c *Config) { c.Auth = "open" },
+		"token_ttl":       func(c *Config) { c.TokenTTL = -time.Second },
+		"credentials_ttl": func(c *Config) { c.CredentialsTTL = -time.Second },
 	} {
 		key := strings.TrimSpace(key)
 		t.Run(key, func(t *testing.T) {
@@ -119,4 +123,8 @@ func TestZeroMeansDefault(t *testing.T) {
 	require.Equal(t, tables.DefaultWarehouse, p.admin.WithDefaults().Warehouse)
 	require.Equal(t, catalog.DefaultQueryTimeout, p.catalog.WithDefaults().QueryTimeout)
 	require.NotNil(t, cl.Logger, "nil logger means slog.Default()")
+	au := p.auth.WithDefaults()
+	require.Equal(t, auth.ModePrincipals, au.Mode, "a node never starts open by default")
+	require.Equal(t, auth.DefaultTokenTTL, au.TokenTTL)
+	require.Equal(t, auth.DefaultCredentialsTTL, au.CredentialsTTL)
 }

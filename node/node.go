@@ -52,6 +52,7 @@ type Node struct {
 	objects  *objects.Server
 	registry *schemas.Registry
 	secret   []byte
+	auth     *auth.Authenticator // nil under auth none
 	cluster  *cluster.Cluster
 	listener net.Listener
 	server   *http.Server
@@ -89,6 +90,12 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	// The secret every node derives its signing keys from (auth).
 	if n.secret, err = auth.ClusterSecret(ctx, n.pool); err != nil {
 		return nil, err
+	}
+	if p.auth.WithDefaults().Mode == auth.ModePrincipals {
+		n.auth = auth.NewAuthenticator(p.auth, auth.NewStore(n.pool), n.secret)
+		p.catalog.Auth, p.admin.Auth = n.auth, n.auth
+	} else {
+		log.Warn("node: auth none: anyone who reaches this node reads every table and uses the admin API")
 	}
 	if n.kafka, err = kafka.New(p.kafka); err != nil {
 		return nil, err
@@ -230,6 +237,9 @@ func (n *Node) readyz(w http.ResponseWriter, r *http.Request) {
 	}
 	fmt.Fprintln(w, "ready")
 }
+
+// Auth returns the node's authenticator, nil under auth none.
+func (n *Node) Auth() *auth.Authenticator { return n.auth }
 
 // ID returns the node id.
 func (n *Node) ID() string { return n.cfg.NodeID }

@@ -25,7 +25,7 @@ type NodeOptions struct {
 	FlushInterval  time.Duration // default DefaultFlushInterval
 	CommitInterval time.Duration // default DefaultCommitInterval
 	LogLevel       string        // default "info"
-	Args           []string      // more flags
+	Args           []string      // more flags; "--auth", "principals" turns access control on (default --auth none)
 	// PostgresURL replaces the test's Postgres URL for this node (for
 	// example one through Env.PostgresProxy).
 	PostgresURL string
@@ -95,6 +95,8 @@ func (e *Env) StartNode(opts NodeOptions) *Node {
 		"--commit-interval", opts.CommitInterval.String(),
 		"--cache-dir", cacheDir,
 		"--log-level", opts.LogLevel,
+		// Not about access control; opts.Args may give --auth principals.
+		"--auth", "none",
 	}
 	if len(opts.Roles) > 0 {
 		args = append(args, "--roles", strings.Join(opts.Roles, ","))
