@@ -14,11 +14,41 @@ import (
 	"time"
 
 	"github.com/minkhq/mink/admin"
+	"github.com/minkhq/mink/devenv"
 	"github.com/minkhq/mink/tables"
 )
 
-func adminFlag(fs *flag.FlagSet) *string {
-	return fs.String("admin", "http://127.0.0.1:8181", "admin URL of any Mink node")
+// target is the node an admin command calls, and with what credential.
+type target struct {
+	url        string
+	credential string
+}
+
+// adminFlag registers --admin and --credential (MINK_ADMIN,
+// MINK_CREDENTIAL) in fs.
+func adminFlag(fs *flag.FlagSet) *target {
+	t := &target{}
+	fs.StringVar(&t.url, "admin", "http://127.0.0.1:8181", "admin URL of any Mink node")
+	fs.StringVar(&t.credential, "credential", "",
+		"an admin principal's CLIENT_ID:SECRET (mink principal create NAME --admin); prefer MINK_CREDENTIAL, as flags show in ps. "+
+			"Default: the one mink dev wrote for a node on this machine, if any")
+	return t
+}
+
+// cred returns the credential: --credential / MINK_CREDENTIAL, else the
+// one `mink dev` wrote for the node at the --admin URL (devenv.DevCredential),
+// else none (a node under auth none).
+func (t *target) cred() string {
+	if t.credential != "" {
+		return t.credential
+	}
+	c, _ := devenv.DevCredential(t.url)
+	return c
+}
+
+// client returns the admin API client of t.
+func (t *target) client() *admin.Client {
+	return &admin.Client{URL: t.url, Credential: t.cred()}
 }
 
 // reachable adds to an error of the admin client what to check when the
@@ -48,7 +78,8 @@ const tableUsage = `Usage of mink table:
       it now decodes, and move those records from NS.NAME~dlq into NS.NAME: each batch
       is one commit of both tables, so every record is in exactly one of them. Safe to
       repeat. Records Kafka no longer holds cannot be repaired; it says how many.
-Every command takes --admin URL (default http://127.0.0.1:8181, MINK_ADMIN); -h lists its flags.
+Every command takes --admin URL (default http://127.0.0.1:8181, MINK_ADMIN) and --credential
+CLIENT_ID:SECRET of an admin principal (MINK_CREDENTIAL); -h lists its flags.
 `
 
 // tableCmd runs `mink table create|list|get|status|delete|alter|repair`.
@@ -69,7 +100,7 @@ func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		c := &admin.Client{URL: *adminURL}
+		c := adminURL.client()
 		if _, err := c.CreateTable(ctx, def); err != nil {
 			return reachable(err)
 		}
@@ -79,7 +110,7 @@ func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		if err := parse(fs, args); err != nil {
 			return err
 		}
-		c := &admin.Client{URL: *adminURL}
+		c := adminURL.client()
 		ts, err := c.Tables(ctx)
 		if err != nil {
 			return reachable(err)
@@ -97,7 +128,7 @@ func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		if name == "" {
 			return usagef("missing table name NS.NAME")
 		}
-		return reachable(tableCall(ctx, &admin.Client{URL: *adminURL}, sub, name, stdout))
+		return reachable(tableCall(ctx, adminURL.client(), sub, name, stdout))
 	}
 	return usagef("unknown table command %q (create, list, get, status, delete, alter or repair)", sub)
 }

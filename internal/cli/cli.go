@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/devenv"
 	"github.com/minkhq/mink/indexer"
@@ -35,7 +36,10 @@ Usage:
               [--index-memory %s] [--memory-limit %s] [--pprof]
               [--schema-registry URL [--schema-registry-user U --schema-registry-password P
                | --schema-registry-token T] [--schema-registry-ca FILE]]
-  mink dev    [--nodes N] [--kafka HOST:PORT] [--schema-registry URL] [--data FILE]
+              [--auth principals|none] [--token-ttl 1h] [--credentials-ttl 1h]
+  mink dev    [--nodes N] [--kafka HOST:PORT] [--schema-registry URL] [--data FILE] [--auth principals|none]
+  mink principal create NAME --grant 'NS.*' [--grant NS.TABLE …] [--admin] --postgres URL
+  mink principal list | mink principal revoke NAME   (mink help principal)
   mink table create NS.NAME --topic T --value-format json [--schema FILE] [--start earliest]
               [--property k=v,…]   (e.g. mink.json.field-matching=case-insensitive)
   mink table list | mink table get NS.NAME | mink table delete NS.NAME
@@ -46,7 +50,8 @@ Usage:
 
 Every flag has a MINK_* environment variable (MINK_POSTGRES_URL, MINK_KAFKA_BROKERS,
 MINK_LEASE_TTL, …) and a key in an optional YAML file (--config; keys like lease_ttl).
-Admin commands take --admin URL (default http://127.0.0.1:8181, MINK_ADMIN).
+Admin commands and scan take --admin URL (default http://127.0.0.1:8181, MINK_ADMIN) and
+--credential CLIENT_ID:SECRET (MINK_CREDENTIAL; default: the one mink dev wrote for that node).
 `, node.DefaultListen, cluster.DefaultLeaseTTL, sizeString(objects.DefaultCacheSize), tables.DefaultWarehouse,
 	sizeString(indexer.DefaultMemoryBudget), sizeString(defaultMemoryLimit))
 
@@ -72,6 +77,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			cmd += " " + args[1]
 		}
 		err = tableCmd(ctx, args[1:], stdout)
+	case "principal":
+		if len(args) > 1 {
+			cmd += " " + args[1]
+		}
+		err = principalCmd(ctx, args[1:], stdout)
 	case "status":
 		err = status(ctx, args[1:], stdout)
 	case "scan":
@@ -167,14 +177,22 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.Var(&memoryLimit, "memory-limit", "Go soft memory limit of the process, e.g. 1GiB; 0 = none (GOMEMLIMIT, when set, wins)")
 	pprof := fs.Bool("pprof", false, "serve Go's profiles at /debug/pprof/ on the listen address")
 	registryFlags(fs, &cfg.SchemaRegistry)
+	authMode := fs.String("auth", string(auth.DefaultMode),
+		"principals: the catalog and admin API need principals' tokens (mink principal create), the S3 API vended credentials; "+
+			"none: anyone who reaches the node reads every table (sets auth)")
+	fs.DurationVar(&cfg.TokenTTL, "token-ttl", auth.DefaultTokenTTL, "lifetime of the catalog's bearer tokens (sets token_ttl)")
+	fs.DurationVar(&cfg.CredentialsTTL, "credentials-ttl", auth.DefaultCredentialsTTL,
+		"lifetime of the S3 credentials a table load vends (sets credentials_ttl)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	cfg.Auth = auth.Mode(*authMode)
 	cfg.KafkaBrokers, cfg.Roles = kafkaBrokers, roles
 	cfg.CacheSize, cfg.RangeSize, cfg.IndexMemory = int64(cacheSize), int64(rangeSize), int64(indexMemory)
 	cfg.Pprof = *pprof
-	if err := positive(fs, "lease-ttl", "flush-interval", "commit-interval", "cache-size", "range-size", "index-memory"); err != nil {
+	if err := positive(fs, "lease-ttl", "flush-interval", "commit-interval", "cache-size", "range-size", "index-memory",
+		"token-ttl", "credentials-ttl"); err != nil {
 		return err
 	}
 	if err := cfg.Validate(); err != nil {
@@ -250,9 +268,18 @@ func dev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.SchemaRegistry, "schema-registry", "", "use this Schema Registry (no auth) instead of the in-process one")
 	fs.IntVar(&cfg.BasePort, "port", devenv.DefaultBasePort, "HTTP port of the first node (node i listens on port+i)")
 	fs.StringVar(&cfg.DataFile, "data", "", "USGS GeoJSON feed to produce (default ../shared/data/"+devenv.USGSFile+")")
+	authMode := fs.String("auth", string(auth.ModePrincipals),
+		"principals: an admin and a reader principal are made and their credentials printed; none: no access control")
 	logLevel := fs.String("log-level", "warn", "debug, info, warn or error")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	switch auth.Mode(*authMode) {
+	case auth.ModePrincipals:
+		cfg.Principals = true
+	case auth.ModeNone:
+	default:
+		return usagef("--auth must be principals or none, not %q", *authMode)
 	}
 	if err := positive(fs, "nodes", "port"); err != nil {
 		return err

@@ -33,6 +33,12 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"serve", "--postgres", "postgres://x@127.0.0.1:1/x", "--kafka", "k:1"}, map[string]string{"MINK_MAX_PARTITIONS": "-3"}, "serve", "--max-partitions must be 0 (no cap) or more, not -3"},
 		{[]string{"serve", "--postgres", "postgres://x@127.0.0.1:1/x", "--kafka", "k:1", "--commit-interval", "-2s"}, nil, "serve", "--commit-interval must be positive"},
 		{[]string{"serve", "--postgres", "postgres://x@127.0.0.1:1/x", "--kafka", "k:1", "--range-size", "0"}, nil, "serve", "--range-size must be positive"},
+		{[]string{"serve", "--postgres", "postgres://x@127.0.0.1:1/x", "--kafka", "k:1", "--auth", "open"}, nil, "serve", `--auth must be principals or none, not "open"`},
+		{[]string{"serve", "--postgres", "postgres://x@127.0.0.1:1/x", "--kafka", "k:1"}, map[string]string{"MINK_AUTH": "off"}, "serve", `--auth must be principals or none, not "off"`},
+		{[]string{"serve", "--postgres", "postgres://x@127.0.0.1:1/x", "--kafka", "k:1", "--token-ttl", "0s"}, nil, "serve", "--token-ttl must be positive"},
+		{[]string{"serve", "--postgres", "postgres://x@127.0.0.1:1/x", "--kafka", "k:1", "--credentials-ttl", "-1m"}, nil, "serve", "--credentials-ttl must be positive"},
+		{[]string{"dev", "--auth", "open"}, nil, "dev", `--auth must be principals or none, not "open"`},
+		{[]string{"principal", "bogus"}, nil, "principal bogus", `unknown principal command "bogus"`},
 		// What no retry could fix fails before any connection.
 		{[]string{"serve", "--postgres", "not a url", "--kafka", "k:1"}, nil, "serve", "--postgres is not a PostgreSQL URL or connection string"},
 		{[]string{"serve", "--postgres", "postgres://x@127.0.0.1:1/x", "--kafka", "nohostport"}, nil, "serve", `--kafka has "nohostport", not a broker address: want HOST:PORT`},

@@ -95,7 +95,7 @@ func parseSettings(fs *flag.FlagSet, args []string, positional ...*string) error
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	var fileErr error
 	fs.VisitAll(func(f *flag.Flag) {
-		if set[f.Name] || f.Name == "config" || fileErr != nil {
+		if _, only := f.Value.(cmdLineOnly); only || set[f.Name] || f.Name == "config" || fileErr != nil {
 			return
 		}
 		if v, ok := os.LookupEnv(envName(f.Name)); ok {
@@ -124,7 +124,11 @@ func parseSettings(fs *flag.FlagSet, args []string, positional ...*string) error
 		return fmt.Errorf("config %s: %w", path, err)
 	}
 	known := map[string]*flag.Flag{}
-	fs.VisitAll(func(f *flag.Flag) { known[yamlKey(f.Name)] = f })
+	fs.VisitAll(func(f *flag.Flag) {
+		if _, only := f.Value.(cmdLineOnly); !only {
+			known[yamlKey(f.Name)] = f
+		}
+	})
 	for group, subs := range yamlGroups {
 		m, ok := values[group].(map[string]any)
 		if !ok {

@@ -8,12 +8,11 @@ import (
 	"io"
 	"os"
 
-	"github.com/minkhq/mink/admin"
 	"github.com/minkhq/mink/writer"
 )
 
 // alterCmd runs `mink table alter NS.NAME --schema FILE`.
-func alterCmd(ctx context.Context, fs *flag.FlagSet, adminURL *string, args []string, stdout io.Writer) error {
+func alterCmd(ctx context.Context, fs *flag.FlagSet, adminURL *target, args []string, stdout io.Writer) error {
 	schema := fs.String("schema", "", "Iceberg schema JSON file the table's columns evolve to take (required)")
 	var name string
 	if err := parse(fs, args, &name); err != nil {
@@ -35,7 +34,7 @@ func alterCmd(ctx context.Context, fs *flag.FlagSet, adminURL *string, args []st
 	if !json.Valid(b) {
 		return fmt.Errorf("schema file %s is not valid JSON (expected an Iceberg schema: {\"type\":\"struct\",\"fields\":[…]})", *schema)
 	}
-	c := &admin.Client{URL: *adminURL}
+	c := adminURL.client()
 	res, err := c.AlterTable(ctx, name, b)
 	if err != nil {
 		return reachable(err)
@@ -55,7 +54,7 @@ const defaultRepairBatch = 20
 
 // repairCmd runs `mink table repair NS.NAME`: batches of writer.Repair
 // through the admin API, with progress after each, then a summary.
-func repairCmd(ctx context.Context, fs *flag.FlagSet, adminURL *string, args []string, stdout io.Writer) error {
+func repairCmd(ctx context.Context, fs *flag.FlagSet, adminURL *target, args []string, stdout io.Writer) error {
 	batch := fs.Int("batch", defaultRepairBatch, fmt.Sprintf("ranges per batch (each batch is one commit), 1–%d", writer.MaxRepairLimit))
 	var name string
 	if err := parse(fs, args, &name); err != nil {
@@ -70,7 +69,7 @@ func repairCmd(ctx context.Context, fs *flag.FlagSet, adminURL *string, args []s
 	if _, _, err := splitTableName(name); err != nil {
 		return err
 	}
-	c := &admin.Client{URL: *adminURL}
+	c := adminURL.client()
 	var sum writer.RepairResult
 	var after *writer.Position
 	total := -1

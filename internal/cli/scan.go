@@ -18,11 +18,14 @@ const defaultScanLimit = 20
 
 // scanRequest is what `mink scan` was asked for.
 type scanRequest struct {
-	// catalog is the URL of the Iceberg REST catalog: any node (--admin).
-	catalog   string
-	name      string // "<namespace>.<table>", as given
-	namespace string
-	table     string
+	// catalog is the URL of the Iceberg REST catalog: any node (--admin);
+	// credential the principal's CLIENT_ID:SECRET (--credential), empty
+	// for a node under auth none.
+	catalog    string
+	credential string
+	name       string // "<namespace>.<table>", as given
+	namespace  string
+	table      string
 	// limit is the rows to print; 0 prints all.
 	limit   int64
 	format  string // table, json or csv
@@ -64,7 +67,7 @@ func parseScan(args []string) (*scanRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &scanRequest{catalog: *admin, name: name, namespace: ns, table: tname,
+	return &scanRequest{catalog: admin.url, credential: admin.cred(), name: name, namespace: ns, table: tname,
 		limit: *limit, format: *format, columns: columns}, nil
 }
 
@@ -82,7 +85,12 @@ func splitTableName(name string) (ns, table string, err error) {
 }
 
 func (q *scanRequest) run(ctx context.Context, stdout, stderr io.Writer) error {
-	cat, err := rest.NewCatalog(ctx, "mink", q.catalog)
+	var copts []rest.Option
+	if q.credential != "" {
+		// OAuth2 client credentials through the node's POST /v1/oauth/tokens.
+		copts = append(copts, rest.WithCredential(q.credential))
+	}
+	cat, err := rest.NewCatalog(ctx, "mink", q.catalog, copts...)
 	if err != nil {
 		return fmt.Errorf("catalog %s: %w", q.catalog, err)
 	}

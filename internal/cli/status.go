@@ -30,7 +30,7 @@ func status(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	st, err := fetchClusterStatus(ctx, &admin.Client{URL: *adminURL})
+	st, err := fetchClusterStatus(ctx, adminURL.client())
 	if err != nil {
 		return reachable(err)
 	}
