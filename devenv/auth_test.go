@@ -1,0 +1,65 @@
+package devenv_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/minkhq/mink/admin"
+	"github.com/minkhq/mink/devenv"
+	"github.com/minkhq/mink/internal/pgtest"
+)
+
+// Under Principals the environment has an admin principal whose
+// credential the admin API takes; without one it answers 401.
+func TestStartEnvPrincipals(t *testing.T) {
+	ctx := context.Background()
+	env, err := devenv.StartEnv(ctx, devenv.DevConfig{PostgresURL: pgtest.Schema(t), EphemeralPorts: true, Principals: true})
+	require.NoError(t, err)
+	t.Cleanup(env.Stop)
+	require.Regexp(t, `^[A-Za-z0-9_-]{16}:[A-Za-z0-9_-]{43}$`, env.Credential)
+	require.NotNil(t, env.Nodes[0].Auth())
+
+	_, err = (&admin.Client{URL: env.Nodes[0].URL(), Credential: env.Credential}).Tables(ctx)
+	require.NoError(t, err)
+	var se *admin.StatusError
+	_, err = (&admin.Client{URL: env.Nodes[0].URL()}).Tables(ctx)
+	require.True(t, errors.As(err, &se), "%v", err)
+	require.Equal(t, http.StatusUnauthorized, se.Code)
+
+	// A second admin of the same name gets a suffix, not an error.
+	again, err := env.CreatePrincipal(ctx, "dev-admin", true)
+	require.NoError(t, err)
+	require.NotEqual(t, env.Credential, again)
+
+	none, err := devenv.StartEnv(ctx, devenv.DevConfig{PostgresURL: pgtest.Schema(t), EphemeralPorts: true})
+	require.NoError(t, err)
+	t.Cleanup(none.Stop)
+	require.Empty(t, none.Credential)
+	require.Nil(t, none.Nodes[0].Auth())
+	_, err = (&admin.Client{URL: none.Nodes[0].URL()}).Tables(ctx)
+	require.NoError(t, err)
+}
+
+// The CLI finds the credential `mink dev` wrote for a loopback node, and
+// only for one.
+func TestDevCredential(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	f := devenv.CredentialFile("18181")
+	require.NoError(t, os.MkdirAll(filepath.Dir(f), 0o700))
+	require.NoError(t, os.WriteFile(f, []byte("id:secret\n"), 0o600))
+	for _, u := range []string{"http://127.0.0.1:18181", "http://localhost:18181/", "http://[::1]:18181"} {
+		c, ok := devenv.DevCredential(u)
+		require.True(t, ok, u)
+		require.Equal(t, "id:secret", c, u)
+	}
+	for _, u := range []string{"http://10.0.0.1:18181", "http://mink-0:18181", "http://127.0.0.1:18182", "http://127.0.0.1"} {
+		_, ok := devenv.DevCredential(u)
+		require.False(t, ok, u)
+	}
+}
