@@ -148,4 +148,3 @@ func loadConfig(t *testing.T, url, credential, ns, name string) map[string]strin
 	require.NoError(t, json.Unmarshal(body, &res))
 	return res.Config
 }
-
