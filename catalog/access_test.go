@@ -258,3 +258,25 @@ func TestVendedCredentials(t *testing.T) {
 		require.NotEmpty(t, fresh.StorageCredentials[0].Config["s3.secret-access-key"])
 	}
 }
+
+// Under auth none nothing is vended: the credentials route answers an
+// empty list, loads keep the static keys, and no token is asked for.
+func TestNoAuthCredentials(t *testing.T) {
+	f := newFixture(t, catalog.Config{})
+	f.addTable("a", "t1")
+	rsp, body := f.do("GET", "/v1/namespaces/a/tables/t1/credentials")
+	require.Equal(t, http.StatusOK, rsp.StatusCode, "%s", body)
+	require.JSONEq(t, `{"storage-credentials":[]}`, string(body))
+	rsp, body = f.do("GET", "/v1/namespaces/a/tables/t1")
+	require.Equal(t, http.StatusOK, rsp.StatusCode, "%s", body)
+	res := decode[struct {
+		Config             map[string]string `json:"config"`
+		StorageCredentials []any             `json:"storage-credentials"`
+	}](t, body)
+	require.Equal(t, catalog.DefaultAccessKeyID, res.Config["s3.access-key-id"])
+	require.Nil(t, res.StorageCredentials)
+	rsp, body = f.do("GET", "/v1/namespaces/a/tables/zz/credentials")
+	requireError(t, rsp, body, http.StatusNotFound, "NoSuchTableException")
+	rsp, body = f.do("POST", "/v1/oauth/tokens")
+	requireError(t, rsp, body, http.StatusNotFound, "NotFoundException")
+}

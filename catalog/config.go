@@ -40,10 +40,11 @@ type Config struct {
 	// DefaultRegion.
 	Region string
 
-	// AccessKeyID and SecretAccessKey are the static credentials that the S3
-	// API accepts, handed to engines in every LoadTableResult (never in the
-	// catalog-wide defaults). Defaults DefaultAccessKeyID and
-	// DefaultSecretAccessKey.
+	// AccessKeyID and SecretAccessKey are the static credentials handed to
+	// engines in every LoadTableResult under auth none (never in the
+	// catalog-wide defaults; under Auth, vended ones replace them). The S3
+	// API of a node under auth none checks no signature. Defaults
+	// DefaultAccessKeyID and DefaultSecretAccessKey.
 	AccessKeyID     string
 	SecretAccessKey string
 
