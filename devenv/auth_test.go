@@ -3,10 +3,14 @@ package devenv_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -62,4 +66,56 @@ func TestDevCredential(t *testing.T) {
 		_, ok := devenv.DevCredential(u)
 		require.False(t, ok, u)
 	}
+}
+
+// `mink dev` with no set-up: its banner gives an admin and a reader
+// credential, the admin's is in the file the CLI reads while it runs, and
+// the file is gone when it stops.
+func TestDevBannerCredentials(t *testing.T) {
+	data, ok := devenv.FindData(devenv.USGSFile)
+	if !ok {
+		t.Skip("no " + devenv.USGSFile)
+	}
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- devenv.Dev(ctx, devenv.DevConfig{PostgresURL: pgtest.Schema(t), EphemeralPorts: true, Principals: true,
+			DataFile: data, Out: out, Logger: slog.New(slog.DiscardHandler)})
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(out.String(), "Ctrl-C stops everything") {
+		select {
+		case err := <-done:
+			t.Fatalf("Dev ended: %v\n%s", err, out.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+		require.True(t, time.Now().Before(deadline), "no banner: %s", out.String())
+	}
+	banner := out.String()
+	adminCred := regexp.MustCompile(`Admin credential: +(\S+)`).FindStringSubmatch(banner)
+	reader := regexp.MustCompile(`Reader credential: +(\S+)`).FindStringSubmatch(banner)
+	nodeURL := regexp.MustCompile(`Iceberg REST catalog: +(\S+)`).FindStringSubmatch(banner)
+	require.Len(t, adminCred, 2, banner)
+	require.Len(t, reader, 2, banner)
+	require.Len(t, nodeURL, 2, banner)
+	require.Contains(t, banner, `credential="`+reader[1]+`"`)
+
+	got, ok := devenv.DevCredential(nodeURL[1])
+	require.True(t, ok)
+	require.Equal(t, adminCred[1], got)
+	tbls, err := (&admin.Client{URL: nodeURL[1], Credential: got}).Tables(ctx)
+	require.NoError(t, err)
+	require.Len(t, tbls, 4, "the demo's two tables and their dead-letter tables")
+	var se *admin.StatusError
+	_, err = (&admin.Client{URL: nodeURL[1], Credential: reader[1]}).Tables(ctx)
+	require.True(t, errors.As(err, &se), "%v", err)
+	require.Equal(t, http.StatusForbidden, se.Code)
+
+	cancel()
+	require.NoError(t, <-done)
+	_, ok = devenv.DevCredential(nodeURL[1])
+	require.False(t, ok, "credential file left behind")
 }
