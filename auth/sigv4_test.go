@@ -318,3 +318,28 @@ func flip(s string, i int) string {
 	}
 	return string(b)
 }
+
+// BenchmarkVerify is the cost the S3 API adds to each request under auth
+// principals (no Active hook).
+func BenchmarkVerify(b *testing.B) {
+	now := time.Now()
+	c := vend(b, []string{"analytics/events/", "analytics/events~dlq/"}, now.Add(time.Hour))
+	v := &auth.Verifier{Key: testKey, Region: testRegion}
+	for _, mode := range []string{"header", "presigned"} {
+		var r *http.Request
+		if mode == "header" {
+			r = signed(b, awsCreds(c), http.MethodGet, "analytics/events/data/3/1200-2400-1.parquet",
+				map[string]string{"Range": "bytes=-65536"}, testRegion, now)
+		} else {
+			r = get(b, presigned(b, awsCreds(c), "analytics/events/data/3/1200-2400-1.parquet", time.Hour, now))
+		}
+		b.Run(mode, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := v.Verify(r, now); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
