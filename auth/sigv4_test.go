@@ -138,6 +138,13 @@ func TestVend(t *testing.T) {
 			t.Errorf("Vend accepted prefixes %q", bad)
 		}
 	}
+	long := make([]string, 32)
+	for i := range long {
+		long[i] = strings.Repeat("n", 250) + "/t" + strconv.Itoa(i) + "/"
+	}
+	if _, err := auth.Vend(testKey, "alice", long, exp); err == nil {
+		t.Error("Vend made a token over the size ParseToken takes")
+	}
 	if _, err := auth.Vend(testKey, "", []string{"a/t1/"}, exp); err == nil {
 		t.Error("Vend accepted no principal")
 	}

@@ -64,9 +64,9 @@ const (
 // payload = version 1, expiration (Unix seconds), access key id,
 // principal, prefixes; the secret access key is HMAC-SHA256(key, payload)
 // under another label, so the server recomputes it from the token the
-// request carries. Errors: an empty key or principal, no prefix, or a
-// prefix that is empty, starts with '/', does not end with '/', or has an
-// empty, "." or ".." segment.
+// request carries. Errors: an empty key or principal, no prefix, a prefix
+// that is empty, starts with '/', does not end with '/', or has an empty,
+// "." or ".." segment, or a token over 8 KiB (ParseToken's limit).
 func Vend(key []byte, principal string, prefixes []string, expiration time.Time) (Credentials, error) {
 	if len(key) == 0 {
 		return Credentials{}, errors.New("auth: vend: no credentials key")
@@ -90,6 +90,9 @@ func Vend(key []byte, principal string, prefixes []string, expiration time.Time)
 	}
 	payload := encodePayload(c)
 	c.SessionToken = base64.RawURLEncoding.EncodeToString(append(payload, mac(key, labelMAC, payload)...))
+	if len(c.SessionToken) > maxToken {
+		return Credentials{}, fmt.Errorf("auth: vend: the session token would be %d bytes, over %d", len(c.SessionToken), maxToken)
+	}
 	c.SecretAccessKey = secretOf(key, payload)
 	return c, nil
 }
