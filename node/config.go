@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/minkhq/mink/admin"
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/catalog"
 	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/indexer"
@@ -157,8 +158,10 @@ func (c Config) plan(reg prometheus.Registerer) plan {
 		indexer: indexer.Config{FlushInterval: c.FlushInterval, RangeSize: c.RangeSize, MemoryBudget: c.IndexMemory,
 			Registerer: reg, Logger: log},
 		writer: writer.Config{CommitInterval: c.CommitInterval, StatisticsInterval: c.StatisticsInterval, Registerer: reg, Logger: log},
+		// Auth: the S3 API is open until the node has an auth setting
+		// (--auth); Start gives it the credentials key.
 		objects: objects.Config{NodeID: c.NodeID, Warehouse: c.Warehouse, CacheDir: c.CacheDir, CacheSize: c.CacheSize,
-			Registerer: reg, Logger: c.Logger},
+			Auth: auth.ModeNone, Region: catalog.DefaultRegion, Registerer: reg, Logger: c.Logger},
 		tail:     tail.Config{Registerer: reg, Logger: log},
 		catalog:  catalog.Config{Warehouse: c.Warehouse, AdvertiseURL: c.Advertise, Logger: log},
 		admin:    admin.Config{NodeID: c.NodeID, Warehouse: c.Warehouse, Logger: log},

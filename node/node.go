@@ -117,6 +117,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if n.cluster, err = cluster.New(n.pool, p.cluster, jobs{ix: ix, wr: wr}); err != nil {
 		return nil, err
 	}
+	// Vended S3 credentials are checked with the key they were made with.
+	p.objects.CredentialsKey = auth.DeriveKey(n.secret, auth.PurposeCredentials)
 	if n.objects, err = objects.New(p.objects, n.pool, indexer.NewBuilder(n.pool, n.kafka, sch), n.cluster.Members); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/internal/settings"
 	"github.com/minkhq/mink/tables"
 )
@@ -72,6 +74,28 @@ type Config struct {
 	// whole seconds). Default DefaultRetryAfter.
 	RetryAfter time.Duration `setting:"retry_after"`
 
+	// Auth is how reads are authenticated (--auth). auth.ModePrincipals
+	// (the zero value means it): every request must be signed with AWS
+	// Signature V4 by credentials auth.Vend made under CredentialsKey, and
+	// may read only the keys below their prefixes (docs/design.md §5,
+	// Security). auth.ModeNone: anyone reads everything.
+	Auth auth.Mode
+
+	// CredentialsKey checks vended credentials:
+	// auth.DeriveKey(cluster secret, auth.PurposeCredentials). Required
+	// (at least 16 bytes) by New when Auth is auth.ModePrincipals.
+	CredentialsKey []byte
+
+	// Region is the region the credential scope of every signature must
+	// name: the s3.region the catalog hands out (catalog.Config.Region).
+	// Default DefaultRegion.
+	Region string
+
+	// Active, when set, reports whether a principal is still active (not
+	// revoked); the credentials of one that is not are refused with 403
+	// AccessDenied. An error answers 503 SlowDown. Nil: no check.
+	Active func(ctx context.Context, principal string) (bool, error)
+
 	// Logger receives the API's log lines; each carries node_id, and those
 	// about one object carry key. Nil means slog.Default().
 	Logger *slog.Logger
@@ -93,6 +117,9 @@ const (
 	DefaultForwardBackoff        = 10 * time.Second
 	DefaultQueryTimeout          = 10 * time.Second
 	DefaultRetryAfter            = 2 * time.Second
+	// DefaultRegion is catalog.DefaultRegion, the region engines sign
+	// with unless the catalog is told another.
+	DefaultRegion = "us-east-1"
 )
 
 // WithDefaults returns cfg with every zero field but NodeID and Registerer
@@ -102,14 +129,21 @@ func (cfg Config) WithDefaults() Config {
 		CacheSize: DefaultCacheSize, MetadataCacheSize: DefaultMetadataCacheSize,
 		ForwardConnectTimeout: DefaultForwardConnectTimeout, ForwardHeaderTimeout: DefaultForwardHeaderTimeout,
 		ForwardBackoff: DefaultForwardBackoff, QueryTimeout: DefaultQueryTimeout, RetryAfter: DefaultRetryAfter,
-		Logger: slog.Default()})
+		Auth: auth.ModePrincipals, Region: DefaultRegion, Logger: slog.Default()})
 }
 
 // Validate returns a wrapped *settings.Error for a missing NodeID, a
-// warehouse tables.CheckWarehouse rejects, or a negative size or duration.
+// warehouse tables.CheckWarehouse rejects, a negative size or duration, or
+// an unknown Auth mode. (The CredentialsKey comes from the cluster secret
+// once the node is connected; New checks it.)
 func (cfg Config) Validate() error {
+	d := cfg.WithDefaults()
+	var authErr error
+	if d.Auth != auth.ModeNone && d.Auth != auth.ModePrincipals {
+		authErr = settings.Errorf("auth", "%q is not a mode (%s, %s)", d.Auth, auth.ModePrincipals, auth.ModeNone)
+	}
 	return settings.Check("objects", settings.Required("node_id", cfg.NodeID),
-		tables.CheckWarehouse(cfg.WithDefaults().Warehouse), settings.Negative(cfg))
+		tables.CheckWarehouse(d.Warehouse), settings.Negative(cfg), authErr)
 }
 
 // DefaultCacheDir is the data file cache directory of node nodeID when

@@ -59,4 +59,13 @@
 // (NoSuchKey, NoSuchBucket, MethodNotAllowed, InvalidRange, InternalError,
 // SlowDown); a rebuild whose checksum differs from the recorded one is
 // never served and answers 500 InternalError.
+//
+// # Access
+//
+// Under auth.ModePrincipals (Config.Auth) every request must be signed with
+// AWS Signature V4 by credentials auth.Vend made, and read a key below
+// their prefixes (auth.Verifier, Credentials.AllowsKey); refusals are S3's
+// errors (AccessDenied, ExpiredToken, SignatureDoesNotMatch,
+// InvalidAccessKeyId …, docs/design.md §5). A forwarded read keeps the
+// client's signature and Host, and its owner checks it again.
 package objects

@@ -82,6 +82,9 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, key string, own
 		return false
 	}
 	copyEndToEnd(req.Header, r.Header)
+	// The client signed the Host it sent (AWS Signature V4); the owner
+	// checks that signature again.
+	req.Host = r.Host
 	req.Header.Set(ForwardedHeader, s.cfg.NodeID)
 
 	s.counters.forwards.Add(1)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/internal/pgtest"
 	"github.com/minkhq/mink/objects"
@@ -51,7 +52,7 @@ func TestForwarding(t *testing.T) {
 	view := func() []cluster.Member { return members }
 	ba, bb := newFakeBuilder(), newFakeBuilder()
 	newServer := func(id string, b *fakeBuilder) *objects.Server {
-		s, err := objects.New(objects.Config{NodeID: id, CacheDir: t.TempDir(),
+		s, err := objects.New(objects.Config{NodeID: id, CacheDir: t.TempDir(), Auth: auth.ModeNone,
 			ForwardConnectTimeout: time.Second, ForwardHeaderTimeout: 500 * time.Millisecond}, pool, b, view)
 		require.NoError(t, err)
 		t.Cleanup(s.Close)

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/objects"
@@ -124,7 +125,7 @@ type node struct {
 // nil (a node alone).
 func startNode(t testing.TB, id string, pool *pgxpool.Pool, b *fakeBuilder, members func() []cluster.Member, mod func(*objects.Config)) *node {
 	t.Helper()
-	cfg := objects.Config{NodeID: id, CacheDir: t.TempDir()}
+	cfg := objects.Config{NodeID: id, CacheDir: t.TempDir(), Auth: auth.ModeNone}
 	if mod != nil {
 		mod(&cfg)
 	}

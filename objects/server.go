@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/outage"
 )
@@ -51,6 +52,8 @@ type Server struct {
 	builder Builder
 	members func() []cluster.Member
 	log     *slog.Logger
+	// verifier checks every request's signature; nil under auth.ModeNone.
+	verifier *auth.Verifier
 
 	cache     *diskCache
 	meta      *memoryCache
@@ -93,11 +96,19 @@ func New(cfg Config, pool *pgxpool.Pool, builder Builder, members func() []clust
 	if members == nil {
 		members = func() []cluster.Member { return nil }
 	}
+	var verifier *auth.Verifier
+	if cfg.Auth == auth.ModePrincipals {
+		if len(cfg.CredentialsKey) < 16 {
+			return nil, errors.New("objects: auth mode principals needs the credentials key (16 bytes or more)")
+		}
+		verifier = &auth.Verifier{Key: cfg.CredentialsKey, Region: cfg.Region, Active: cfg.Active}
+	}
 	cache, err := newDiskCache(cfg.CacheDir, cfg.CacheSize)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{
+		verifier:  verifier,
 		cfg:       cfg,
 		pool:      pool,
 		builder:   builder,
@@ -175,6 +186,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Message: "This node is shutting down; retry.", Key: key})
 		return
 	}
+	if s.verifier != nil && !s.authorized(w, r, bucket, key) {
+		return
+	}
 	switch {
 	case bucket == "":
 		s.writeError(w, r, http.StatusNotImplemented, s3Error{Code: codeNotImplemented,
@@ -200,6 +214,37 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.noSuchKey(w, r, key)
 	}
+}
+
+// authorized checks r's AWS Signature V4 (auth.Verifier) and that its
+// credentials may read key of bucket: the warehouse, a key below one of
+// their prefixes (a bucket-level request reads no table's key). When they
+// may not, it answers the S3 error and returns false.
+//
+// A read forwarded to the owner carries the client's signature, headers
+// and Host (forward), so the owner checks it the same way.
+func (s *Server) authorized(w http.ResponseWriter, r *http.Request, bucket, key string) bool {
+	c, err := s.verifier.Verify(r, time.Now())
+	var e *auth.S3Error
+	switch {
+	case errors.As(err, &e):
+		s.log.Debug("S3 request refused", "code", e.Code, "reason", e.Message, "key", key)
+		s.metrics.denied.WithLabelValues(e.Code).Inc()
+		s.writeError(w, r, e.Status, s3Error{Code: e.Code, Message: e.Message, Key: key})
+		return false
+	case err != nil:
+		s.log.Warn("cannot check the credentials' principal", "key", key, "err", err)
+		s.writeError(w, r, http.StatusServiceUnavailable, s3Error{Code: codeSlowDown,
+			Message: "The credentials' principal cannot be checked now; retry.", Key: key})
+		return false
+	case bucket != s.cfg.Warehouse || !c.AllowsKey(key):
+		s.log.Debug("S3 request refused: key outside the credentials' prefixes", "principal", c.Principal, "bucket", bucket, "key", key)
+		s.metrics.denied.WithLabelValues(auth.CodeAccessDenied).Inc()
+		s.writeError(w, r, http.StatusForbidden, s3Error{Code: auth.CodeAccessDenied,
+			Message: "Access Denied: these credentials do not cover this key.", BucketName: bucket, Key: key})
+		return false
+	}
+	return true
 }
 
 func (s *Server) noSuchKey(w http.ResponseWriter, r *http.Request, key string) {
