@@ -87,7 +87,7 @@ func TestForwardSignature(t *testing.T) {
 		"path replayed": func(r *http.Request) {
 			r.URL.Path, r.URL.RawPath = "/mink/a b/t2/data/0/0-10-1.parquet", ""
 		},
-		"query changed": func(r *http.Request) { r.URL.RawQuery = "x=2&y=%2F" },
+		"query changed":  func(r *http.Request) { r.URL.RawQuery = "x=2&y=%2F" },
 		"method changed": func(r *http.Request) { r.Method = http.MethodHead },
 		"other cluster's key": func(r *http.Request) {
 			r.Header.Set(auth.ForwardSignatureHeader, macAt(otherKey, r.Method, r.URL.RequestURI(), "node-a", now))
