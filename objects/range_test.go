@@ -195,7 +195,7 @@ func TestRanges(t *testing.T) {
 	view := func() []cluster.Member { return members }
 	b := newFakeBuilder()
 	newServer := func(id string, h *lateHandler) *objects.Server {
-		s, err := objects.New(objects.Config{NodeID: id, CacheDir: t.TempDir(), ForwardHeaderTimeout: time.Minute}, pool, b, view)
+		s, err := objects.New(objects.Config{NodeID: id, CacheDir: t.TempDir(), ForwardHeaderTimeout: time.Minute, ForwardKey: forwardKey}, pool, b, view)
 		require.NoError(t, err)
 		t.Cleanup(s.Close)
 		var hh http.Handler = s
