@@ -14,6 +14,7 @@ package node
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -90,6 +91,12 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if n.secret, err = auth.ClusterSecret(ctx, n.pool); err != nil {
 		return nil, err
 	}
+	fkey := auth.DeriveKey(n.secret, auth.PurposeForward)
+	p.objects.ForwardKey, p.admin.ForwardKey = fkey, fkey
+	if p.objects.PeerTLS, err = peerTLS(cfg.TLSCA); err != nil {
+		return nil, fmt.Errorf("node: tls_ca %s: %w", cfg.TLSCA, err)
+	}
+	p.admin.PeerTLS = p.objects.PeerTLS
 	if n.kafka, err = kafka.New(p.kafka); err != nil {
 		return nil, err
 	}
@@ -103,8 +110,17 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if n.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("node: listen %s: %w", cfg.Listen, err)
 	}
+	scheme := "http"
+	if cfg.TLSCert != "" {
+		scheme = "https"
+		certs, err := loadCertFiles(cfg.TLSCert, cfg.TLSKey, log)
+		if err != nil {
+			return nil, fmt.Errorf("node: tls_cert and tls_key: %w", err)
+		}
+		n.listener = tls.NewListener(n.listener, serverTLS(certs))
+	}
 	n.cfg.Advertise = strings.TrimRight(cmp.Or(cfg.Advertise,
-		fmt.Sprintf("http://127.0.0.1:%d", n.listener.Addr().(*net.TCPAddr).Port)), "/")
+		fmt.Sprintf("%s://127.0.0.1:%d", scheme, n.listener.Addr().(*net.TCPAddr).Port)), "/")
 	p.advertise(n.cfg.Advertise)
 	p.indexer.OnBuilt, p.tail.OnBuilt, p.admin.Local = n.warm, n.warm, n.local
 	// One store of schemas for every job of the node: its caches are
