@@ -53,6 +53,7 @@ type Node struct {
 	objects  *objects.Server
 	registry *schemas.Registry
 	secret   []byte
+	fkey     []byte // auth.PurposeForward
 	cluster  *cluster.Cluster
 	listener net.Listener
 	server   *http.Server
@@ -91,8 +92,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if n.secret, err = auth.ClusterSecret(ctx, n.pool); err != nil {
 		return nil, err
 	}
-	fkey := auth.DeriveKey(n.secret, auth.PurposeForward)
-	p.objects.ForwardKey, p.admin.ForwardKey = fkey, fkey
+	n.fkey = auth.DeriveKey(n.secret, auth.PurposeForward)
+	p.objects.ForwardKey, p.admin.ForwardKey = n.fkey, n.fkey
 	if p.objects.PeerTLS, err = peerTLS(cfg.TLSCA); err != nil {
 		return nil, fmt.Errorf("node: tls_ca %s: %w", cfg.TLSCA, err)
 	}
@@ -252,6 +253,12 @@ func (n *Node) ID() string { return n.cfg.NodeID }
 
 // URL returns the advertised URL.
 func (n *Node) URL() string { return n.cfg.Advertise }
+
+// SignForward marks r as forwarded by this node, signed with the
+// cluster's forward key (auth.SignForward), so the node it is sent to
+// serves a data file itself: for tests and benchmarks in the node's
+// process that read a file from a chosen node.
+func (n *Node) SignForward(r *http.Request) { auth.SignForward(n.fkey, r, n.cfg.NodeID) }
 
 // Registry returns the node's Schema Registry client, or nil when
 // Config.SchemaRegistry has no URL.
