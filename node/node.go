@@ -149,7 +149,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	// IdleTimeout closes keep-alive connections clients leave idle (some
 	// open a new S3 client per table load and never close the old one).
 	n.server = &http.Server{Handler: n.routes(cat, adm, reg), ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout: 30 * time.Second, ConnState: n.conns.track}
+		IdleTimeout: 30 * time.Second, ConnState: n.conns.track, ErrorLog: serverLog(log)}
 	go func() {
 		if err := n.server.Serve(n.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("node: http server", "err", err)

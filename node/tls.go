@@ -4,8 +4,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	stdlog "log"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -136,4 +138,23 @@ func (c Config) checkTLS() error {
 		return settings.Errorf("tls_ca", "%q: %v", c.TLSCA, err)
 	}
 	return nil
+}
+
+// serverLog is the HTTP server's error log, into the node's: a failed TLS
+// handshake (a client of plain http, a scanner) at debug, the rest (a
+// handler's panic) at warn.
+func serverLog(log *slog.Logger) *stdlog.Logger {
+	return stdlog.New(serverLogWriter{log}, "", 0)
+}
+
+type serverLogWriter struct{ log *slog.Logger }
+
+func (w serverLogWriter) Write(p []byte) (int, error) {
+	msg := strings.TrimSpace(string(p))
+	if strings.Contains(msg, "TLS handshake error") {
+		w.log.Debug("node: http server: " + msg)
+	} else {
+		w.log.Warn("node: http server: " + msg)
+	}
+	return len(p), nil
 }
