@@ -24,7 +24,6 @@ import (
 	"github.com/minkhq/mink/internal/clustertest"
 	"github.com/minkhq/mink/internal/pgtest"
 	"github.com/minkhq/mink/internal/testkit"
-	"github.com/minkhq/mink/objects"
 	"github.com/minkhq/mink/tables"
 )
 
@@ -125,7 +124,7 @@ func TestEarthquakesThreeNodes(t *testing.T) {
 		for _, n := range env.Nodes {
 			req, err := http.NewRequest(http.MethodGet, n.URL()+"/mink/"+key, nil)
 			require.NoError(t, err)
-			req.Header.Set(objects.ForwardedHeader, "e2e") // serve here, do not forward to the owner
+			n.SignForward(req) // serve here, do not forward to the owner
 			resp, err := http.DefaultClient.Do(req)
 			require.NoError(t, err)
 			body, err := io.ReadAll(resp.Body)

@@ -46,8 +46,18 @@ type Config struct {
 	// Listen is listen, the HTTP address. Default DefaultListen.
 	Listen string
 	// Advertise is advertise, the URL others reach this node at. Default
-	// http://127.0.0.1:<listen port>.
+	// http://127.0.0.1:<listen port>, https:// with TLSCert.
 	Advertise string
+	// TLSCert and TLSKey are tls_cert and tls_key, PEM files of the node's
+	// certificate (chain) and private key. Set (both or neither): the
+	// listener serves HTTPS only, TLS 1.2 or later, and reads the files
+	// again when they change on disk (looked at every 5 s at most), so a
+	// rotated certificate needs no restart.
+	TLSCert, TLSKey string
+	// TLSCA is tls_ca, a PEM file of the CA certificates nodes verify each
+	// other's https with when they forward (docs/design.md §5), added to
+	// the system's roots. Empty: the system's roots alone.
+	TLSCA string
 	// NodeID is node_id. Default hostname + random suffix.
 	NodeID string
 	// Roles is roles: indexer, server. Default cluster.DefaultRoles().
@@ -120,6 +130,9 @@ func (c Config) Validate() error {
 	}
 	if err := settings.CheckHostPort(c.Listen, true); err != nil {
 		return settings.Errorf("listen", "%q is not an address to listen on: %v", c.Listen, err)
+	}
+	if err := c.checkTLS(); err != nil {
+		return err
 	}
 	// An Advertise left empty becomes the listener's URL, which is valid.
 	c.Advertise = cmp.Or(c.Advertise, "http://127.0.0.1")

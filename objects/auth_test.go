@@ -297,7 +297,7 @@ func TestSignedForwarding(t *testing.T) {
 	p := &principals{revoked: map[string]bool{}}
 	ba, bb := newFakeBuilder(), newFakeBuilder()
 	newServer := func(id string, b *fakeBuilder) *objects.Server {
-		cfg := objects.Config{NodeID: id, CacheDir: t.TempDir()}
+		cfg := objects.Config{NodeID: id, CacheDir: t.TempDir(), ForwardKey: forwardKey}
 		withAuth(p)(&cfg)
 		s, err := objects.New(cfg, pool, b, func() []cluster.Member { return members })
 		require.NoError(t, err)

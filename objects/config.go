@@ -2,6 +2,7 @@ package objects
 
 import (
 	"context"
+	"crypto/tls"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -64,6 +65,20 @@ type Config struct {
 	// slow owner, not a dead one) does not start a backoff. Default
 	// DefaultForwardBackoff.
 	ForwardBackoff time.Duration `setting:"forward_backoff"`
+
+	// ForwardKey signs the reads this node forwards and checks those
+	// forwarded to it (auth.SignForward, auth.VerifyForward): the cluster's
+	// auth.DeriveKey(secret, auth.PurposeForward). A read marked forwarded
+	// (auth.ForwardedHeader) that does not verify answers 403 AccessDenied,
+	// so no client can make a node build a file it does not own. Empty:
+	// this node forwards nothing (it builds every file it is asked for)
+	// and refuses every read marked forwarded.
+	ForwardKey []byte
+
+	// PeerTLS verifies the owners this node forwards to over https (their
+	// advertised URL's scheme): the CA pool of the cluster's certificates.
+	// Nil: the system's roots.
+	PeerTLS *tls.Config
 
 	// QueryTimeout bounds the PostgreSQL read of a metadata file, so a
 	// database that stops answering turns into 503 SlowDown rather than a

@@ -26,10 +26,12 @@ import (
 )
 
 // ForwardedHeader marks a data file read forwarded to its owner; its value
-// is the id of the node that forwarded it. A node serves a marked read
-// itself (cache or build) whatever its own view of the owner is, so a read
-// is forwarded at most once, even while two nodes' views disagree.
-const ForwardedHeader = "X-Mink-Forwarded"
+// is the id of the node that forwarded it, and the request carries that
+// node's signature (auth.SignForward). A node serves a marked read that
+// verifies itself (cache or build) whatever its own view of the owner is,
+// so a read is forwarded at most once, even while two nodes' views
+// disagree; one that does not verify answers 403 AccessDenied.
+const ForwardedHeader = auth.ForwardedHeader
 
 // dataFileModTime is the Last-Modified of every data file. A data file's
 // bytes are a pure function of its key (docs/design.md §4.5), the same on every
@@ -186,7 +188,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Message: "This node is shutting down; retry.", Key: key})
 		return
 	}
-	if s.verifier != nil && !s.authorized(w, r, bucket, key) {
+	forwarded := false
+	if _, marked := r.Header[ForwardedHeader]; marked {
+		if _, err := auth.VerifyForward(s.cfg.ForwardKey, r); err != nil {
+			s.log.Warn("refused a read marked forwarded", "key", key, "remote", r.RemoteAddr, "err", err)
+			s.writeError(w, r, http.StatusForbidden, s3Error{Code: codeAccessDenied,
+				Message: "Access Denied: the request is marked forwarded but no node of this cluster signed it.", Key: key})
+			return
+		}
+		forwarded = true
+	}
+	if !forwarded && s.verifier != nil && !s.authorized(w, r, bucket, key) {
 		return
 	}
 	switch {
@@ -210,7 +222,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case kindMetadata:
 		s.serveMetadata(w, r, key)
 	case kindData:
-		s.serveData(w, r, key)
+		s.serveData(w, r, key, forwarded)
 	default:
 		s.noSuchKey(w, r, key)
 	}
@@ -221,8 +233,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // their prefixes (a bucket-level request reads no table's key). When they
 // may not, it answers the S3 error and returns false.
 //
-// A read forwarded to the owner carries the client's signature, headers
-// and Host (forward), so the owner checks it the same way.
+// A read forwarded by a node of the cluster (auth.VerifyForward) is not
+// checked again: the node that forwarded it did.
 func (s *Server) authorized(w http.ResponseWriter, r *http.Request, bucket, key string) bool {
 	c, err := s.verifier.Verify(r, time.Now())
 	var e *auth.S3Error
@@ -341,8 +353,9 @@ func (s *Server) serveMetadata(w http.ResponseWriter, r *http.Request, key strin
 // serveData answers a data file: from this node's cache when it has it;
 // else from the owner when another node owns it; else (this node owns it,
 // the read was forwarded here, or the owner did not answer in time) by
-// building it here, once however many readers wait.
-func (s *Server) serveData(w http.ResponseWriter, r *http.Request, key string) {
+// building it here, once however many readers wait. forwarded is true
+// for a read another node signed (ServeHTTP verified it).
+func (s *Server) serveData(w http.ResponseWriter, r *http.Request, key string, forwarded bool) {
 	// A cached copy is served wherever it is: its bytes are the same on
 	// every node, and a hop saved is latency saved.
 	if cf, ok := s.cache.open(key); ok {
@@ -352,7 +365,7 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request, key string) {
 		s.serveContent(w, r, key, sourceCache, contentTypeBinary, dataFileModTime, cf.etag, &sizedFile{f: cf.f, size: cf.size}, cf.size)
 		return
 	}
-	if r.Header.Get(ForwardedHeader) == "" {
+	if !forwarded {
 		if owner, ok := s.remoteOwner(key); ok && s.forward(w, r, key, owner) {
 			return
 		}

@@ -30,6 +30,7 @@ var usage = fmt.Sprintf(`mink serves Kafka topics as Apache Iceberg tables, with
 
 Usage:
   mink serve  --postgres URL --kafka HOST:PORT[,…] [--listen %s] [--advertise URL] [--node-id ID]
+              [--tls-cert FILE --tls-key FILE] [--tls-ca FILE]
               [--roles indexer,server] [--lease-ttl %s] [--max-partitions 0]
               [--cache-dir DIR] [--cache-size %s] [--warehouse %s]
               [--index-memory %s] [--memory-limit %s] [--pprof]
@@ -148,7 +149,12 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.PostgresURL, "postgres", "", "PostgreSQL URL (required)")
 	fs.Var(&kafkaBrokers, "kafka", "Kafka seed brokers HOST:PORT[,…] (required)")
 	fs.StringVar(&cfg.Listen, "listen", node.DefaultListen, "HTTP address of the catalog, S3 and admin APIs")
-	fs.StringVar(&cfg.Advertise, "advertise", "", "URL other nodes and clients reach this node at (default http://127.0.0.1:PORT)")
+	fs.StringVar(&cfg.Advertise, "advertise", "", "URL other nodes and clients reach this node at (default http://127.0.0.1:PORT, https:// with --tls-cert)")
+	fs.StringVar(&cfg.TLSCert, "tls-cert", "",
+		"PEM file of this node's certificate (chain): the listener serves HTTPS only; read again when it changes (sets tls_cert; needs --tls-key)")
+	fs.StringVar(&cfg.TLSKey, "tls-key", "", "PEM file of the private key of --tls-cert (sets tls_key)")
+	fs.StringVar(&cfg.TLSCA, "tls-ca", "",
+		"PEM file of the CA certificates nodes verify each other's https with when forwarding, added to the system's (sets tls_ca)")
 	fs.StringVar(&cfg.NodeID, "node-id", "", "node id, unique in the cluster (default hostname + random suffix)")
 	fs.Var(&roles, "roles", "what this node does: indexer (indexes partitions, commits snapshots), server (serves data files); default both")
 	fs.DurationVar(&cfg.LeaseTTL, "lease-ttl", cluster.DefaultLeaseTTL,
