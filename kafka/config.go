@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -140,11 +141,21 @@ func (cfg Config) WithDefaults() Config {
 // without its key or a key that does not match it), or the SASL settings
 // do not make one mechanism (an unknown mechanism, a setting the mechanism
 // does not take, one it needs left empty, a token file that cannot be
-// read, a token URL that is not https). It reads the files but does not
-// connect.
+// read, a token URL that is not https, aws-msk-iam without TLS). It reads
+// the files but does not connect.
 func (cfg Config) Validate() error {
 	return settings.Check("kafka", settings.Required("kafka", strings.Join(cfg.Brokers, ",")),
-		checkBrokers(cfg.Brokers), settings.Negative(cfg), cfg.TLS.check(), cfg.SASL.check())
+		checkBrokers(cfg.Brokers), settings.Negative(cfg), cfg.TLS.check(), cfg.SASL.check(), cfg.checkMSK())
+}
+
+// checkMSK: Amazon MSK takes IAM authentication on its TLS listeners only;
+// without TLS every connection would fail with a bare EOF.
+func (cfg Config) checkMSK() error {
+	if cfg.SASL.mechanism() == MechanismAWSMSKIAM && !cfg.TLS.On() {
+		return settings.Errorf(KeyTLSEnabled, "is required with %s %s (MSK takes IAM on TLS listeners only)",
+			KeySASLMechanism, MechanismAWSMSKIAM)
+	}
+	return nil
 }
 
 // checkBrokers: franz-go would take "host" or "host:x" and then fail every
@@ -177,7 +188,8 @@ func (t TLS) check() error {
 }
 
 func (s SASL) check() error {
-	// takes lists each setting and the mechanisms that take it.
+	// Each setting with the mechanisms that take it: any other must
+	// leave it empty, never silently ignore it.
 	type setting struct {
 		key, value string
 		takes      []string
@@ -196,11 +208,7 @@ func (s SASL) check() error {
 		if m == "" {
 			return settings.Errorf(st.key, "is set but %s is empty (no SASL)", KeySASLMechanism)
 		}
-		ok := false
-		for _, t := range st.takes {
-			ok = ok || t == m
-		}
-		if !ok && isMechanism(m) {
+		if !slices.Contains(st.takes, m) && isMechanism(m) {
 			return settings.Errorf(st.key, "is set but %s %s does not take it", KeySASLMechanism, m)
 		}
 	}

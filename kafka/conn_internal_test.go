@@ -23,7 +23,7 @@ import (
 // initial returns the client's first SASL message of m's mechanism.
 func initial(t *testing.T, s SASL, host string) (string, error) {
 	t.Helper()
-	require.NoError(t, Config{Brokers: []string{host}, SASL: s}.Validate())
+	require.NoError(t, Config{Brokers: []string{host}, TLS: TLS{Enabled: true}, SASL: s}.Validate())
 	m, err := s.newMechanism()
 	require.NoError(t, err)
 	_, msg, err := m.Authenticate(context.Background(), host)

@@ -161,6 +161,8 @@ func TestValidateConnection(t *testing.T) {
 			OAuthClientID: "c"}}, kafka.KeySASLOAuthSecret, "is required"},
 		{kafka.Config{Brokers: b, SASL: kafka.SASL{Mechanism: "aws-msk-iam", Username: "u"}}, kafka.KeySASLUsername,
 			"kafka_sasl.mechanism aws-msk-iam does not take it"},
+		{kafka.Config{Brokers: b, SASL: kafka.SASL{Mechanism: "aws-msk-iam"}}, kafka.KeyTLSEnabled,
+			"is required with kafka_sasl.mechanism aws-msk-iam"},
 	} {
 		err := tc.cfg.Validate()
 		var se *settings.Error
@@ -176,7 +178,7 @@ func TestValidateConnection(t *testing.T) {
 		{Brokers: b, SASL: kafka.SASL{Mechanism: "PLAIN", Username: "u", Password: "p"}},
 		{Brokers: b, SASL: kafka.SASL{Mechanism: "oauthbearer", OAuthTokenURL: "http://127.0.0.1:1/token", OAuthClientID: "c",
 			OAuthClientSecret: "s", OAuthScopes: []string{"kafka"}}},
-		{Brokers: b, SASL: kafka.SASL{Mechanism: "aws-msk-iam"}},
+		{Brokers: b, TLS: kafka.TLS{Enabled: true}, SASL: kafka.SASL{Mechanism: "aws-msk-iam"}},
 	} {
 		require.NoError(t, ok.Validate(), "%+v", ok)
 	}
