@@ -43,6 +43,13 @@ type Config struct {
 	PostgresURL string
 	// KafkaBrokers is kafka (MINK_KAFKA_BROKERS), HOST:PORT. Required.
 	KafkaBrokers []string
+	// KafkaTLS is kafka_tls: {enabled, ca_file, cert_file, key_file,
+	// server_name} (--kafka-tls, --kafka-tls-ca, …); KafkaSASL is
+	// kafka_sasl: {mechanism, username, password, token_file,
+	// oauth_token_url, oauth_client_id, oauth_client_secret, oauth_scopes}
+	// (--kafka-sasl-mechanism, …). Zero: plaintext, no authentication.
+	KafkaTLS  kafka.TLS
+	KafkaSASL kafka.SASL
 	// Listen is listen, the HTTP address. Default DefaultListen.
 	Listen string
 	// Advertise is advertise, the URL others reach this node at. Default
@@ -91,7 +98,8 @@ type Config struct {
 	// §4.6). Default writer.DefaultStatisticsInterval.
 	StatisticsInterval time.Duration
 	// SchemaRegistry is schema_registry: {url, username, password, token,
-	// ca_file} (--schema-registry URL, --schema-registry-user, …), the
+	// ca_file, cert_file, key_file} (--schema-registry URL,
+	// --schema-registry-user, …), the
 	// Schema Registry of the avro, protobuf and json-schema formats. Empty
 	// URL: no registry.
 	SchemaRegistry schemas.RegistryConfig
@@ -164,7 +172,7 @@ func (c Config) plan(reg prometheus.Registerer) plan {
 		// locked past a third of the lease: others could not take it.
 		postgres: pgstore.Config{URL: c.PostgresURL, MaxConns: postgresConns,
 			IdleInTransactionTimeout: max(c.LeaseTTL/3, time.Second)},
-		kafka: kafka.Config{Brokers: c.KafkaBrokers, Logger: log},
+		kafka: kafka.Config{Brokers: c.KafkaBrokers, TLS: c.KafkaTLS, SASL: c.KafkaSASL, Logger: log},
 		// cluster and objects add node_id to their log lines themselves.
 		cluster: cluster.Config{NodeID: c.NodeID, AdvertiseURL: c.Advertise, Roles: c.Roles,
 			LeaseTTL: c.LeaseTTL, MaxPartitions: c.MaxPartitions, Registerer: reg, Logger: c.Logger},
