@@ -38,6 +38,7 @@ type Handler struct {
 	kafka *kafka.Client
 	cfg   Config
 	mux   *http.ServeMux
+	peers *http.Transport // to the nodes requests are forwarded to
 }
 
 // New returns the admin handler. It panics on a cfg that Validate rejects
@@ -50,7 +51,11 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Handler {
 	if cfg.Schemas == nil {
 		cfg.Schemas = schemas.NewStore(pool, nil)
 	}
-	h := &Handler{pool: pool, kafka: kc, cfg: cfg, mux: http.NewServeMux()}
+	peers := http.DefaultTransport.(*http.Transport).Clone()
+	// Nodes reach each other directly (as objects' forwards do); an
+	// environment proxy is for the node's outbound traffic.
+	peers.Proxy, peers.TLSClientConfig = nil, cfg.PeerTLS.Clone()
+	h := &Handler{pool: pool, kafka: kc, cfg: cfg, mux: http.NewServeMux(), peers: peers}
 	h.mux.HandleFunc("POST /admin/v1/tables", h.createTable)
 	h.mux.HandleFunc("GET /admin/v1/tables", h.listTables)
 	h.mux.HandleFunc("GET /admin/v1/tables/{name}", h.getTable)
@@ -68,9 +73,21 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Handler {
 	return h
 }
 
+// ServeHTTP answers a request of the admin API. One marked forwarded
+// (auth.ForwardedHeader) must carry a node's valid signature, or it
+// answers 403.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
+	if _, marked := r.Header[auth.ForwardedHeader]; marked {
+		node, err := auth.VerifyForward(h.cfg.ForwardKey, r)
+		if err != nil {
+			h.cfg.Logger.Warn("admin: refused a request marked forwarded", "path", r.URL.Path, "remote", r.RemoteAddr, "err", err)
+			writeError(w, http.StatusForbidden, "the request is marked forwarded but no node of this cluster signed it")
+			return
+		}
+		ctx = context.WithValue(ctx, forwardedByKey{}, node)
+	}
 	r = r.WithContext(ctx)
 	if !h.authorize(w, r) {
 		return
@@ -103,6 +120,10 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) bool {
 	}
 	return true
 }
+
+// forwardedByKey is the context key of the node that forwarded a request
+// (verified by ServeHTTP).
+type forwardedByKey struct{}
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
@@ -349,6 +370,12 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("node %s has no %q", id, rest))
 		return
 	}
+	if by, ok := r.Context().Value(forwardedByKey{}).(string); ok {
+		// The nodes' views of addresses differ for a moment (a node
+		// restarted under another id): one hop only, never a loop.
+		writeError(w, http.StatusNotFound, fmt.Sprintf("node %s forwarded a request for node %s to node %s", by, id, h.cfg.NodeID))
+		return
+	}
 	addr, err := readNodeAddress(r.Context(), h.pool, id)
 	if err != nil {
 		if err := pgstore.Unavailable(err); errors.Is(err, outage.ErrUnavailable) {
@@ -363,9 +390,17 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadGateway, "node "+id+" advertises a bad address "+addr)
 		return
 	}
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	proxy.ErrorHandler = func(w http.ResponseWriter, _ *http.Request, err error) {
-		writeError(w, http.StatusBadGateway, "node "+id+" did not answer: "+err.Error())
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			if len(h.cfg.ForwardKey) > 0 {
+				auth.SignForward(h.cfg.ForwardKey, pr.Out, h.cfg.NodeID)
+			}
+		},
+		Transport: h.peers,
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			writeError(w, http.StatusBadGateway, "node "+id+" did not answer: "+err.Error())
+		},
 	}
 	proxy.ServeHTTP(w, r)
 }

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"crypto/tls"
 	"log/slog"
 
 	"github.com/minkhq/mink/auth"
@@ -27,6 +28,15 @@ type Config struct {
 	// route need an admin principal's bearer token: 401 without a valid
 	// one, 403 for a principal that is not an admin. Nil: auth none.
 	Auth *auth.Authenticator
+	// ForwardKey signs the requests this node forwards to the node they
+	// name and checks those forwarded here (auth.SignForward,
+	// auth.VerifyForward): auth.DeriveKey(secret, auth.PurposeForward). A
+	// request marked forwarded (auth.ForwardedHeader) that does not verify
+	// answers 403. Empty: forwarded requests go unsigned and unmarked.
+	ForwardKey []byte
+	// PeerTLS verifies the nodes forwarded to over https (their advertised
+	// URL's scheme). Nil: the system's roots.
+	PeerTLS *tls.Config
 	// Schemas gives registry schemas for tables of registry formats
 	// (docs/design.md §4.7). Nil means a store without a registry.
 	Schemas *schemas.Store

@@ -108,7 +108,7 @@ func postToken(t *testing.T, url string, form url.Values, basic [2]string) token
 	return tokenAnswer{resp.StatusCode, resp.Header, body}
 }
 
-func get(t *testing.T, url, token string) (int, string, string) {
+func getWho(t *testing.T, url, token string) (int, string, string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, url+"/who", nil)
 	if token != "" {
@@ -134,7 +134,7 @@ func TestServeToken(t *testing.T) {
 		t.Fatalf("token: %+v", ans)
 	}
 	tok := ans.body["access_token"].(string)
-	if code, body, _ := get(t, srv.URL, tok); code != 200 || body != "reader a.t1" {
+	if code, body, _ := getWho(t, srv.URL, tok); code != 200 || body != "reader a.t1" {
 		t.Fatalf("with the token: %d %q", code, body)
 	}
 	basic := postToken(t, srv.URL, url.Values{"grant_type": {"client_credentials"}}, [2]string{id, secret})
@@ -164,16 +164,16 @@ func TestServeToken(t *testing.T) {
 	}
 
 	// Bearer refusals, each a 401 with its challenge (RFC 6750 §3).
-	if code, _, ch := get(t, srv.URL, ""); code != 401 || ch != `Bearer realm="mink"` {
+	if code, _, ch := getWho(t, srv.URL, ""); code != 401 || ch != `Bearer realm="mink"` {
 		t.Fatalf("no token: %d %q", code, ch)
 	}
-	if code, _, ch := get(t, srv.URL, tok+"x"); code != 401 || !strings.Contains(ch, `error="invalid_token"`) {
+	if code, _, ch := getWho(t, srv.URL, tok+"x"); code != 401 || !strings.Contains(ch, `error="invalid_token"`) {
 		t.Fatalf("tampered token: %d %q", code, ch)
 	}
 	if _, err := a.Store().Revoke(context.Background(), "reader"); err != nil {
 		t.Fatal(err)
 	}
-	if code, body, _ := get(t, srv.URL, tok); code != 401 || !strings.Contains(body, "revoked") {
+	if code, body, _ := getWho(t, srv.URL, tok); code != 401 || !strings.Contains(body, "revoked") {
 		t.Fatalf("revoked principal's token: %d %q", code, body)
 	}
 	if ans := postToken(t, srv.URL, good, [2]string{}); ans.status != 401 || ans.body["error"] != "invalid_client" {
@@ -189,11 +189,11 @@ func TestTokenExpires(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code, _, _ := get(t, srv.URL, tok); code != 200 {
+	if code, _, _ := getWho(t, srv.URL, tok); code != 200 {
 		t.Fatalf("fresh token: %d", code)
 	}
 	time.Sleep(2 * time.Second)
-	if code, body, ch := get(t, srv.URL, tok); code != 401 || !strings.Contains(body, "expired") || !strings.Contains(ch, "invalid_token") {
+	if code, body, ch := getWho(t, srv.URL, tok); code != 401 || !strings.Contains(body, "expired") || !strings.Contains(ch, "invalid_token") {
 		t.Fatalf("expired token: %d %q %q", code, body, ch)
 	}
 	bad := &auth.TokenSource{URL: srv.URL, Credential: id + ":wrong"}

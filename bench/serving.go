@@ -15,16 +15,17 @@ import (
 
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/codec"
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/devenv"
 	"github.com/minkhq/mink/internal/flights"
 	"github.com/minkhq/mink/node"
-	"github.com/minkhq/mink/objects"
 	"github.com/minkhq/mink/tables"
 )
 
@@ -84,6 +85,8 @@ type svEnv struct {
 	kafka *kfake.Cluster
 	cfg   node.Config
 	node  *node.Node
+	// forwardKey signs the GETs marked forwarded (auth.SignForward).
+	forwardKey []byte
 }
 
 func (e *svEnv) stop() {
@@ -108,16 +111,16 @@ func svColdGet(ctx context.Context, env *svEnv, dir, id, key string, size int64,
 	defer n.Stop()
 	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
 	defer client.CloseIdleConnections()
-	hdr := http.Header{objects.ForwardedHeader: []string{"bench"}}
-	return svGet(ctx, client, n.URL()+"/"+cfg.Warehouse+"/"+key, size, hdr, read)
+	return svGet(ctx, client, n.URL()+"/"+cfg.Warehouse+"/"+key, size, env.forwardKey, read)
 }
 
 // svBuilder is a running server-only node and a client with its
 // connection kept open, as a node serving a query engine has.
 type svBuilder struct {
-	node   *node.Node
-	client *http.Client
-	url    string
+	node       *node.Node
+	client     *http.Client
+	url        string
+	forwardKey []byte
 }
 
 // svStartBuilder starts a server-only node (empty cache) named id.
@@ -131,14 +134,13 @@ func svStartBuilder(ctx context.Context, env *svEnv, dir, id string) (*svBuilder
 		return nil, err
 	}
 	return &svBuilder{node: n, client: &http.Client{Transport: &http.Transport{DisableCompression: true}},
-		url: n.URL() + "/" + cfg.Warehouse + "/"}, nil
+		url: n.URL() + "/" + cfg.Warehouse + "/", forwardKey: env.forwardKey}, nil
 }
 
 // get GETs key from the node marked as forwarded (so it builds the file
 // itself, whoever owns it) and returns the time to the last byte.
 func (b *svBuilder) get(ctx context.Context, key string, size int64, read func(io.Reader) (int64, error)) (time.Duration, error) {
-	hdr := http.Header{objects.ForwardedHeader: []string{"bench"}}
-	return svGet(ctx, b.client, b.url+key, size, hdr, read)
+	return svGet(ctx, b.client, b.url+key, size, b.forwardKey, read)
 }
 
 func (b *svBuilder) stop() {
@@ -186,6 +188,9 @@ func runServing(ctx context.Context, h *H) error {
 	}}
 	defer env.stop()
 	if env.node, err = node.Start(ctx, env.cfg); err != nil {
+		return err
+	}
+	if env.forwardKey, err = svForwardKey(ctx, pg); err != nil {
 		return err
 	}
 	// The advertised URL has the ephemeral port; keep the same port on
@@ -487,16 +492,32 @@ func svTableOf(ctx context.Context, h *H, env *svEnv, def map[string]any, values
 	return key, size, err
 }
 
-// svGet GETs url (with the headers hdr) with read, checks the status and length, and returns the
+// svForwardKey reads the cluster's forward key from Postgres (the secret
+// node.Start stored), so the scenario can mark a GET forwarded.
+func svForwardKey(ctx context.Context, pg string) ([]byte, error) {
+	pool, err := pgxpool.New(ctx, pg)
+	if err != nil {
+		return nil, err
+	}
+	defer pool.Close()
+	secret, err := auth.ClusterSecret(ctx, pool)
+	if err != nil {
+		return nil, err
+	}
+	return auth.DeriveKey(secret, auth.PurposeForward), nil
+}
+
+// svGet GETs url (marked forwarded by node "bench" and signed with
+// forwardKey when it is not nil, so the node builds the file itself) with read, checks the status and length, and returns the
 // time to the last byte.
-func svGet(ctx context.Context, client *http.Client, url string, size int64, hdr http.Header, read func(io.Reader) (int64, error)) (time.Duration, error) {
+func svGet(ctx context.Context, client *http.Client, url string, size int64, forwardKey []byte, read func(io.Reader) (int64, error)) (time.Duration, error) {
 	start := time.Now()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return 0, err
 	}
-	for k, v := range hdr {
-		req.Header[k] = v
+	if forwardKey != nil {
+		auth.SignForward(forwardKey, req, "bench")
 	}
 	resp, err := client.Do(req)
 	if err != nil {

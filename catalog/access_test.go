@@ -135,12 +135,10 @@ func TestVisibility(t *testing.T) {
 
 	rsp, _ := f.as(reader, "HEAD", "/v1/namespaces/a/tables/t1")
 	require.Equal(t, http.StatusNoContent, rsp.StatusCode)
-	if vendBuilt() { // a load vends credentials
-		rsp, body := f.as(reader, "GET", "/v1/namespaces/a/tables/t1")
-		require.Equal(t, http.StatusOK, rsp.StatusCode, "%s", body)
-		rsp, body = f.as(admin, "GET", "/v1/namespaces/a/tables/t2")
-		require.Equal(t, http.StatusOK, rsp.StatusCode, "%s", body)
-	}
+	rsp, body := f.as(reader, "GET", "/v1/namespaces/a/tables/t1")
+	require.Equal(t, http.StatusOK, rsp.StatusCode, "%s", body)
+	rsp, body = f.as(admin, "GET", "/v1/namespaces/a/tables/t2")
+	require.Equal(t, http.StatusOK, rsp.StatusCode, "%s", body)
 
 	// a.t2 exists, a.zz does not: the reader gets the same answers.
 	for _, name := range []string{"t2", "t1~dlq", "zz"} {
@@ -195,27 +193,10 @@ func TestVisibilityPages(t *testing.T) {
 	require.Contains(t, string(body), "next-page-token")
 }
 
-// vendBuilt reports whether auth.Vend is built (part D of issue 13 builds
-// it; until then it returns an error, and table loads under auth
-// principals answer 500).
-func vendBuilt() bool {
-	_, err := auth.Vend(make([]byte, 32), "p", []string{"a/"}, time.Now().Add(time.Hour))
-	return err == nil
-}
-
-// requireVend skips a test that needs auth.Vend until it is built.
-func requireVend(t *testing.T) {
-	t.Helper()
-	if !vendBuilt() {
-		t.Skip("auth.Vend is not built yet (issue 13, part D)")
-	}
-}
-
 // A table load vends credentials for the table (and its dead-letter table
 // when granted) in config and storage-credentials; the credentials route
 // refreshes them.
 func TestVendedCredentials(t *testing.T) {
-	requireVend(t)
 	f := newAuthFixture(t)
 	one := f.token("one", false, "a.t1")
 	all := f.token("all", false, "a.*")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/minkhq/mink/internal/settings"
+	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/schemas"
 )
 
@@ -46,8 +47,11 @@ type DevConfig struct {
 	StatisticsInterval time.Duration
 
 	// Kafka, when set, is an existing Kafka to use (--kafka) instead of
-	// the in-process one.
-	Kafka []string
+	// the in-process one; KafkaTLS and KafkaSASL say how to reach it
+	// (--kafka-tls…, --kafka-sasl…, as for `mink serve`).
+	Kafka     []string
+	KafkaTLS  kafka.TLS
+	KafkaSASL kafka.SASL
 	// SchemaRegistry, when set, is an existing Schema Registry to use
 	// (--schema-registry) instead of the in-process one (franz-go's
 	// srfake).
@@ -81,8 +85,9 @@ func (cfg DevConfig) WithDefaults() DevConfig {
 }
 
 // Validate returns a wrapped *settings.Error for a negative number of
-// nodes or duration, ports outside 1–65535, or a SchemaRegistry URL that
-// schemas.RegistryConfig refuses. The nodes' settings are
+// nodes or duration, ports outside 1–65535, a SchemaRegistry URL that
+// schemas.RegistryConfig refuses, Kafka settings kafka.Config refuses, or
+// KafkaTLS or KafkaSASL without Kafka (the in-process Kafka has neither). The nodes' settings are
 // checked again, with the others, by node.Start.
 func (cfg DevConfig) Validate() error {
 	return settings.Check("devenv", cfg.check())
@@ -95,9 +100,22 @@ func (cfg DevConfig) check() error {
 	if err := (schemas.RegistryConfig{URL: cfg.SchemaRegistry}).Validate(); err != nil {
 		return err
 	}
+	if len(cfg.Kafka) == 0 && (cfg.KafkaTLS.On() || cfg.KafkaSASL.Mechanism != "") {
+		return settings.Errorf("kafka", "is required with the kafka_tls and kafka_sasl settings (the in-process Kafka uses neither)")
+	}
+	if len(cfg.Kafka) > 0 {
+		if err := cfg.kafka().Validate(); err != nil {
+			return err
+		}
+	}
 	cfg = cfg.WithDefaults()
 	if !cfg.EphemeralPorts && (cfg.BasePort < 1 || cfg.BasePort+cfg.Nodes-1 > 65535) {
 		return settings.Errorf("port", "must leave a port in 1–65535 for each of the %d nodes, not %d", cfg.Nodes, cfg.BasePort)
 	}
 	return nil
+}
+
+// kafka is the external Kafka's connection.
+func (cfg DevConfig) kafka() kafka.Config {
+	return kafka.Config{Brokers: cfg.Kafka, TLS: cfg.KafkaTLS, SASL: cfg.KafkaSASL}
 }

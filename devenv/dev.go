@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr/srfake"
 
 	"github.com/minkhq/mink/admin"
@@ -28,6 +29,9 @@ type Env struct {
 	Postgres *pglocal.Postgres
 	Kafka    *kfake.Cluster // nil with an external Kafka
 	Brokers  []string
+	// KafkaOpts reach an external Kafka (seeds, TLS, SASL:
+	// kafka.Config.ClientOpts); nil for the in-process one.
+	KafkaOpts []kgo.Opt
 	// Registry is the in-process Schema Registry (nil with an external
 	// one); RegistryURL is the one every node uses.
 	Registry    *srfake.Registry
@@ -87,7 +91,11 @@ func StartEnv(ctx context.Context, cfg DevConfig) (_ *Env, err error) {
 		pgURL = env.Postgres.URL
 	}
 	env.Brokers = cfg.Kafka
-	if len(env.Brokers) == 0 {
+	if len(env.Brokers) > 0 {
+		if env.KafkaOpts, err = cfg.kafka().ClientOpts(); err != nil {
+			return nil, err
+		}
+	} else {
 		if env.Kafka, err = kfake.NewCluster(kfake.NumBrokers(1)); err != nil {
 			return nil, fmt.Errorf("devenv: kafka: %w", err)
 		}
@@ -116,6 +124,8 @@ func StartEnv(ctx context.Context, cfg DevConfig) (_ *Env, err error) {
 		n, err := node.Start(ctx, node.Config{
 			PostgresURL:        pgURL,
 			KafkaBrokers:       env.Brokers,
+			KafkaTLS:           cfg.KafkaTLS,
+			KafkaSASL:          cfg.KafkaSASL,
 			Listen:             listen,
 			NodeID:             fmt.Sprintf("dev-%d", i+1),
 			LeaseTTL:           cfg.LeaseTTL,
@@ -275,7 +285,7 @@ func Demo(ctx context.Context, env *Env, events []Event) (note string, err error
 	}); err != nil {
 		return "", err
 	}
-	if err := Produce(ctx, env.Brokers, "earthquakes", events); err != nil {
+	if err := Produce(ctx, env.Brokers, "earthquakes", events, env.KafkaOpts...); err != nil {
 		return "", fmt.Errorf("devenv: produce: %w", err)
 	}
 	return avroDemo(ctx, env, first, events)
@@ -294,7 +304,7 @@ func avroDemo(ctx context.Context, env *Env, nodeURL string, events []Event) (st
 	if err != nil {
 		return "", err
 	}
-	if err := Produce(ctx, env.Brokers, AvroTopic, avroEvents); err != nil {
+	if err := Produce(ctx, env.Brokers, AvroTopic, avroEvents, env.KafkaOpts...); err != nil {
 		return "", fmt.Errorf("devenv: produce %s: %w", AvroTopic, err)
 	}
 	// The subject is left to its default, <topic>-value (AvroSubject).

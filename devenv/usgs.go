@@ -74,9 +74,10 @@ func LoadUSGS(path string) ([]Event, error) {
 }
 
 // Produce writes events to topic (key = event id, timestamp = event
-// time) and returns once every record is acknowledged.
-func Produce(ctx context.Context, brokers []string, topic string, events []Event) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic(topic))
+// time) and returns once every record is acknowledged. opts are the
+// connection's other options (Env.KafkaOpts: TLS, SASL).
+func Produce(ctx context.Context, brokers []string, topic string, events []Event, opts ...kgo.Opt) error {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic(topic)}, opts...)...)
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ import (
 	"github.com/minkhq/mink/internal/cli"
 	"github.com/minkhq/mink/internal/clustertest"
 	"github.com/minkhq/mink/internal/pgtest"
-	"github.com/minkhq/mink/objects"
+	"github.com/minkhq/mink/node"
 	"github.com/minkhq/mink/tables"
 )
 
@@ -247,7 +247,7 @@ func TestAvroEvolution(t *testing.T) {
 		key := tables.Key(task.File.FilePath())
 		var first []byte
 		for _, n := range env.Nodes {
-			b := fetchObject(t, n.URL(), key)
+			b := fetchObject(t, n, key)
 			require.EqualValues(t, task.File.FileSizeBytes(), len(b), "%s on %s", key, n.ID())
 			if first == nil {
 				first = b
@@ -407,13 +407,14 @@ func TestAvroEvolutionZeroLag(t *testing.T) {
 	}
 }
 
-// fetchObject reads an object of the S3 API from the node at url itself
-// (not forwarded to the node that owns it).
-func fetchObject(t testing.TB, url, key string) []byte {
+// fetchObject reads an object of the S3 API from node n itself (not
+// forwarded to the node that owns it).
+func fetchObject(t testing.TB, n *node.Node, key string) []byte {
 	t.Helper()
+	url := n.URL()
 	req, err := http.NewRequest(http.MethodGet, url+"/mink/"+key, nil)
 	require.NoError(t, err)
-	req.Header.Set(objects.ForwardedHeader, "e2e")
+	n.SignForward(req)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()

@@ -169,7 +169,7 @@ func TestRegistryOutage(t *testing.T) {
 	for _, name := range []string{"test.orders", "test.other"} {
 		for _, key := range dataFileKeys(t, url, name) {
 			for _, n := range env.Nodes {
-				fetchObject(t, n.URL(), key)
+				fetchObject(t, n, key)
 			}
 		}
 	}

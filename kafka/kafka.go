@@ -27,6 +27,9 @@ var ErrUnknownTopic = errors.New("kafka: unknown topic")
 // Reading partitions uses clients of their own (see Reader, ReadRange).
 type Client struct {
 	brokers []string
+	// opts reach the brokers (seeds, TLS, SASL): every client made for
+	// this one starts from them.
+	opts    []kgo.Opt
 	cl      *kgo.Client
 	adm     *kadm.Client
 	log     *slog.Logger
@@ -34,17 +37,30 @@ type Client struct {
 }
 
 // New returns a client; it does not contact Kafka until first used.
+// Errors: those of Config.ClientOpts.
 func New(cfg Config) (*Client, error) {
 	cfg = cfg.WithDefaults()
-	if err := cfg.Validate(); err != nil {
+	opts, err := cfg.ClientOpts()
+	if err != nil {
 		return nil, err
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...), kgo.RequestRetries(2),
-		kgo.RetryTimeout(cfg.RequestTimeout))
+	c := &Client{brokers: cfg.Brokers, opts: opts, log: cfg.Logger, timeout: cfg.RequestTimeout}
+	if c.cl, err = c.newClient(); err != nil {
+		return nil, err
+	}
+	c.adm = kadm.NewClient(c.cl)
+	return c, nil
+}
+
+// newClient returns a franz-go client on the brokers, with opts after the
+// connection's and the retry bounds.
+func (c *Client) newClient(opts ...kgo.Opt) (*kgo.Client, error) {
+	all := append(append(c.opts[:len(c.opts):len(c.opts)], kgo.RequestRetries(2), kgo.RetryTimeout(c.timeout)), opts...)
+	cl, err := kgo.NewClient(all...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	return &Client{brokers: cfg.Brokers, cl: cl, adm: kadm.NewClient(cl), log: cfg.Logger, timeout: cfg.RequestTimeout}, nil
+	return cl, nil
 }
 
 // Close releases the client's connections.
@@ -190,10 +206,9 @@ func (r *Reader) Offsets() Offsets {
 
 // NewReader starts reading topic/partition at offset.
 func (c *Client) NewReader(topic string, partition int32, offset int64) (*Reader, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.brokers...), kgo.RequestRetries(2),
-		kgo.RetryTimeout(c.timeout))
+	cl, err := c.newClient()
 	if err != nil {
-		return nil, fmt.Errorf("kafka: %w", err)
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pool := &recordPool{}

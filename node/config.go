@@ -43,11 +43,28 @@ type Config struct {
 	PostgresURL string
 	// KafkaBrokers is kafka (MINK_KAFKA_BROKERS), HOST:PORT. Required.
 	KafkaBrokers []string
+	// KafkaTLS is kafka_tls: {enabled, ca_file, cert_file, key_file,
+	// server_name} (--kafka-tls, --kafka-tls-ca, …); KafkaSASL is
+	// kafka_sasl: {mechanism, username, password, token_file,
+	// oauth_token_url, oauth_client_id, oauth_client_secret, oauth_scopes}
+	// (--kafka-sasl-mechanism, …). Zero: plaintext, no authentication.
+	KafkaTLS  kafka.TLS
+	KafkaSASL kafka.SASL
 	// Listen is listen, the HTTP address. Default DefaultListen.
 	Listen string
 	// Advertise is advertise, the URL others reach this node at. Default
-	// http://127.0.0.1:<listen port>.
+	// http://127.0.0.1:<listen port>, https:// with TLSCert.
 	Advertise string
+	// TLSCert and TLSKey are tls_cert and tls_key, PEM files of the node's
+	// certificate (chain) and private key. Set (both or neither): the
+	// listener serves HTTPS only, TLS 1.2 or later, and reads the files
+	// again when they change on disk (looked at every 5 s at most), so a
+	// rotated certificate needs no restart.
+	TLSCert, TLSKey string
+	// TLSCA is tls_ca, a PEM file of the CA certificates nodes verify each
+	// other's https with when they forward (docs/design.md §5), added to
+	// the system's roots. Empty: the system's roots alone.
+	TLSCA string
 	// NodeID is node_id. Default hostname + random suffix.
 	NodeID string
 	// Roles is roles: indexer, server. Default cluster.DefaultRoles().
@@ -81,7 +98,8 @@ type Config struct {
 	// §4.6). Default writer.DefaultStatisticsInterval.
 	StatisticsInterval time.Duration
 	// SchemaRegistry is schema_registry: {url, username, password, token,
-	// ca_file} (--schema-registry URL, --schema-registry-user, …), the
+	// ca_file, cert_file, key_file} (--schema-registry URL,
+	// --schema-registry-user, …), the
 	// Schema Registry of the avro, protobuf and json-schema formats. Empty
 	// URL: no registry.
 	SchemaRegistry schemas.RegistryConfig
@@ -131,6 +149,9 @@ func (c Config) Validate() error {
 	if err := settings.CheckHostPort(c.Listen, true); err != nil {
 		return settings.Errorf("listen", "%q is not an address to listen on: %v", c.Listen, err)
 	}
+	if err := c.checkTLS(); err != nil {
+		return err
+	}
 	// An Advertise left empty becomes the listener's URL, which is valid.
 	c.Advertise = cmp.Or(c.Advertise, "http://127.0.0.1")
 	return c.plan(nil).validate()
@@ -162,15 +183,17 @@ func (c Config) plan(reg prometheus.Registerer) plan {
 		// locked past a third of the lease: others could not take it.
 		postgres: pgstore.Config{URL: c.PostgresURL, MaxConns: postgresConns,
 			IdleInTransactionTimeout: max(c.LeaseTTL/3, time.Second)},
-		kafka: kafka.Config{Brokers: c.KafkaBrokers, Logger: log},
+		kafka: kafka.Config{Brokers: c.KafkaBrokers, TLS: c.KafkaTLS, SASL: c.KafkaSASL, Logger: log},
 		// cluster and objects add node_id to their log lines themselves.
 		cluster: cluster.Config{NodeID: c.NodeID, AdvertiseURL: c.Advertise, Roles: c.Roles,
 			LeaseTTL: c.LeaseTTL, MaxPartitions: c.MaxPartitions, Registerer: reg, Logger: c.Logger},
 		indexer: indexer.Config{FlushInterval: c.FlushInterval, RangeSize: c.RangeSize, MemoryBudget: c.IndexMemory,
 			Registerer: reg, Logger: log},
 		writer: writer.Config{CommitInterval: c.CommitInterval, StatisticsInterval: c.StatisticsInterval, Registerer: reg, Logger: log},
+		// Auth: open here; under auth principals Start sets it, with the
+		// credentials key and the principals' Active check.
 		objects: objects.Config{NodeID: c.NodeID, Warehouse: c.Warehouse, CacheDir: c.CacheDir, CacheSize: c.CacheSize,
-			Registerer: reg, Logger: c.Logger},
+			Auth: auth.ModeNone, Region: catalog.DefaultRegion, Registerer: reg, Logger: c.Logger},
 		tail:     tail.Config{Registerer: reg, Logger: log},
 		catalog:  catalog.Config{Warehouse: c.Warehouse, AdvertiseURL: c.Advertise, Logger: log},
 		admin:    admin.Config{NodeID: c.NodeID, Warehouse: c.Warehouse, Logger: log},

@@ -14,6 +14,7 @@ package node
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -53,6 +54,7 @@ type Node struct {
 	registry *schemas.Registry
 	secret   []byte
 	auth     *auth.Authenticator // nil under auth none
+	fkey     []byte              // auth.PurposeForward
 	cluster  *cluster.Cluster
 	listener net.Listener
 	server   *http.Server
@@ -94,9 +96,17 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if p.auth.WithDefaults().Mode == auth.ModePrincipals {
 		n.auth = auth.NewAuthenticator(p.auth, auth.NewStore(n.pool), n.secret)
 		p.catalog.Auth, p.admin.Auth = n.auth, n.auth
+		// The S3 API takes vended credentials only, of active principals.
+		p.objects.Auth, p.objects.Active = auth.ModePrincipals, n.auth.Store().Active
 	} else {
 		log.Warn("node: auth none: anyone who reaches this node reads every table and uses the admin API")
 	}
+	n.fkey = auth.DeriveKey(n.secret, auth.PurposeForward)
+	p.objects.ForwardKey, p.admin.ForwardKey = n.fkey, n.fkey
+	if p.objects.PeerTLS, err = peerTLS(cfg.TLSCA); err != nil {
+		return nil, fmt.Errorf("node: tls_ca %s: %w", cfg.TLSCA, err)
+	}
+	p.admin.PeerTLS = p.objects.PeerTLS
 	if n.kafka, err = kafka.New(p.kafka); err != nil {
 		return nil, err
 	}
@@ -110,8 +120,17 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if n.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("node: listen %s: %w", cfg.Listen, err)
 	}
+	scheme := "http"
+	if cfg.TLSCert != "" {
+		scheme = "https"
+		certs, err := loadCertFiles(cfg.TLSCert, cfg.TLSKey, log)
+		if err != nil {
+			return nil, fmt.Errorf("node: tls_cert and tls_key: %w", err)
+		}
+		n.listener = tls.NewListener(n.listener, serverTLS(certs))
+	}
 	n.cfg.Advertise = strings.TrimRight(cmp.Or(cfg.Advertise,
-		fmt.Sprintf("http://127.0.0.1:%d", n.listener.Addr().(*net.TCPAddr).Port)), "/")
+		fmt.Sprintf("%s://127.0.0.1:%d", scheme, n.listener.Addr().(*net.TCPAddr).Port)), "/")
 	p.advertise(n.cfg.Advertise)
 	p.indexer.OnBuilt, p.tail.OnBuilt, p.admin.Local = n.warm, n.warm, n.local
 	// One store of schemas for every job of the node: its caches are
@@ -124,6 +143,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if n.cluster, err = cluster.New(n.pool, p.cluster, jobs{ix: ix, wr: wr}); err != nil {
 		return nil, err
 	}
+	// Vended S3 credentials are checked with the key they were made with.
+	p.objects.CredentialsKey = auth.DeriveKey(n.secret, auth.PurposeCredentials)
 	if n.objects, err = objects.New(p.objects, n.pool, indexer.NewBuilder(n.pool, n.kafka, sch), n.cluster.Members); err != nil {
 		return nil, err
 	}
@@ -139,7 +160,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	// IdleTimeout closes keep-alive connections clients leave idle (some
 	// open a new S3 client per table load and never close the old one).
 	n.server = &http.Server{Handler: n.routes(cat, adm, reg), ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout: 30 * time.Second, ConnState: n.conns.track}
+		IdleTimeout: 30 * time.Second, ConnState: n.conns.track, ErrorLog: serverLog(log)}
 	go func() {
 		if err := n.server.Serve(n.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("node: http server", "err", err)
@@ -246,6 +267,12 @@ func (n *Node) ID() string { return n.cfg.NodeID }
 
 // URL returns the advertised URL.
 func (n *Node) URL() string { return n.cfg.Advertise }
+
+// SignForward marks r as forwarded by this node, signed with the
+// cluster's forward key (auth.SignForward), so the node it is sent to
+// serves a data file itself: for tests and benchmarks in the node's
+// process that read a file from a chosen node.
+func (n *Node) SignForward(r *http.Request) { auth.SignForward(n.fkey, r, n.cfg.NodeID) }
 
 // Registry returns the node's Schema Registry client, or nil when
 // Config.SchemaRegistry has no URL.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/internal/pgtest"
 	"github.com/minkhq/mink/objects"
 )
@@ -38,7 +39,7 @@ func TestBuildServedWhileCacheCopyIsWritten(t *testing.T) {
 	data := content(11, 3<<20)
 	b.add(dk, data)
 	dir := t.TempDir()
-	s, err := objects.New(objects.Config{NodeID: "a", CacheDir: dir}, pool, sumBuilder{b}, nil)
+	s, err := objects.New(objects.Config{NodeID: "a", CacheDir: dir, Auth: auth.ModeNone}, pool, sumBuilder{b}, nil)
 	require.NoError(t, err)
 	ts := httptest.NewServer(s)
 	defer ts.Close()

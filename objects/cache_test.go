@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/internal/pgtest"
 	"github.com/minkhq/mink/objects"
 	"github.com/minkhq/mink/outage"
@@ -265,6 +266,6 @@ func TestMetrics(t *testing.T) {
 	require.EqualValues(t, 3000, flushedStats(n.s).BytesServed)
 
 	// A second Server on the same registry must say what to do.
-	_, err := objects.New(objects.Config{NodeID: "b", CacheDir: t.TempDir(), Registerer: reg}, pool, b, nil)
+	_, err := objects.New(objects.Config{NodeID: "b", CacheDir: t.TempDir(), Registerer: reg, Auth: auth.ModeNone}, pool, b, nil)
 	require.ErrorContains(t, err, "node_id")
 }

@@ -1,6 +1,8 @@
 package objects
 
 import (
+	"context"
+	"crypto/tls"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/internal/settings"
 	"github.com/minkhq/mink/tables"
 )
@@ -63,6 +66,20 @@ type Config struct {
 	// DefaultForwardBackoff.
 	ForwardBackoff time.Duration `setting:"forward_backoff"`
 
+	// ForwardKey signs the reads this node forwards and checks those
+	// forwarded to it (auth.SignForward, auth.VerifyForward): the cluster's
+	// auth.DeriveKey(secret, auth.PurposeForward). A read marked forwarded
+	// (auth.ForwardedHeader) that does not verify answers 403 AccessDenied,
+	// so no client can make a node build a file it does not own. Empty:
+	// this node forwards nothing (it builds every file it is asked for)
+	// and refuses every read marked forwarded.
+	ForwardKey []byte
+
+	// PeerTLS verifies the owners this node forwards to over https (their
+	// advertised URL's scheme): the CA pool of the cluster's certificates.
+	// Nil: the system's roots.
+	PeerTLS *tls.Config
+
 	// QueryTimeout bounds the PostgreSQL read of a metadata file, so a
 	// database that stops answering turns into 503 SlowDown rather than a
 	// hung read. Default DefaultQueryTimeout.
@@ -71,6 +88,28 @@ type Config struct {
 	// RetryAfter is the Retry-After sent with 503 SlowDown (rounded up to
 	// whole seconds). Default DefaultRetryAfter.
 	RetryAfter time.Duration `setting:"retry_after"`
+
+	// Auth is how reads are authenticated (--auth). auth.ModePrincipals
+	// (the zero value means it): every request must be signed with AWS
+	// Signature V4 by credentials auth.Vend made under CredentialsKey, and
+	// may read only the keys below their prefixes (docs/design.md §5,
+	// Security). auth.ModeNone: anyone reads everything.
+	Auth auth.Mode
+
+	// CredentialsKey checks vended credentials:
+	// auth.DeriveKey(cluster secret, auth.PurposeCredentials). Required
+	// (at least 16 bytes) by New when Auth is auth.ModePrincipals.
+	CredentialsKey []byte
+
+	// Region is the region the credential scope of every signature must
+	// name: the s3.region the catalog hands out (catalog.Config.Region).
+	// Default DefaultRegion.
+	Region string
+
+	// Active, when set, reports whether a principal is still active (not
+	// revoked); the credentials of one that is not are refused with 403
+	// AccessDenied. An error answers 503 SlowDown. Nil: no check.
+	Active func(ctx context.Context, principal string) (bool, error)
 
 	// Logger receives the API's log lines; each carries node_id, and those
 	// about one object carry key. Nil means slog.Default().
@@ -93,6 +132,9 @@ const (
 	DefaultForwardBackoff        = 10 * time.Second
 	DefaultQueryTimeout          = 10 * time.Second
 	DefaultRetryAfter            = 2 * time.Second
+	// DefaultRegion is catalog.DefaultRegion, the region engines sign
+	// with unless the catalog is told another.
+	DefaultRegion = "us-east-1"
 )
 
 // WithDefaults returns cfg with every zero field but NodeID and Registerer
@@ -102,14 +144,21 @@ func (cfg Config) WithDefaults() Config {
 		CacheSize: DefaultCacheSize, MetadataCacheSize: DefaultMetadataCacheSize,
 		ForwardConnectTimeout: DefaultForwardConnectTimeout, ForwardHeaderTimeout: DefaultForwardHeaderTimeout,
 		ForwardBackoff: DefaultForwardBackoff, QueryTimeout: DefaultQueryTimeout, RetryAfter: DefaultRetryAfter,
-		Logger: slog.Default()})
+		Auth: auth.ModePrincipals, Region: DefaultRegion, Logger: slog.Default()})
 }
 
 // Validate returns a wrapped *settings.Error for a missing NodeID, a
-// warehouse tables.CheckWarehouse rejects, or a negative size or duration.
+// warehouse tables.CheckWarehouse rejects, a negative size or duration, or
+// an unknown Auth mode. (The CredentialsKey comes from the cluster secret
+// once the node is connected; New checks it.)
 func (cfg Config) Validate() error {
+	d := cfg.WithDefaults()
+	var authErr error
+	if d.Auth != auth.ModeNone && d.Auth != auth.ModePrincipals {
+		authErr = settings.Errorf("auth", "%q is not a mode (%s, %s)", d.Auth, auth.ModePrincipals, auth.ModeNone)
+	}
 	return settings.Check("objects", settings.Required("node_id", cfg.NodeID),
-		tables.CheckWarehouse(cfg.WithDefaults().Warehouse), settings.Negative(cfg))
+		tables.CheckWarehouse(d.Warehouse), settings.Negative(cfg), authErr)
 }
 
 // DefaultCacheDir is the data file cache directory of node nodeID when

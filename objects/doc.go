@@ -24,12 +24,19 @@
 //     PostgreSQL and Kafka are down.
 //  2. The read is not marked forwarded, and another node owns the file:
 //     forward the read to it (same method, path, headers), marked with
-//     X-Mink-Forwarded, and stream its answer back, whatever the status.
+//     X-Mink-Forwarded and signed with the cluster's forward key
+//     (auth.SignForward, over https when the owner advertises https), and
+//     stream its answer back, whatever the status.
 //  3. Otherwise (this node owns the file, the read was forwarded here, or
 //     the owner could not be reached or sent no headers in time), build it
 //     here: the Builder is called once per key however many readers wait
 //     (singleflight); every waiter is served the same bytes, and the file is
 //     cached.
+//
+// A read marked forwarded whose signature does not verify (auth.VerifyForward:
+// another key, a changed method or URI, a time off by more than 5 minutes)
+// answers 403 AccessDenied: a client cannot make a node build a file it
+// does not own, nor skip the checks a direct read gets.
 //
 // A forwarded read is always served by the node it was sent to, even if its
 // own view of the members names another owner: views differ for a moment
@@ -59,4 +66,13 @@
 // (NoSuchKey, NoSuchBucket, MethodNotAllowed, InvalidRange, InternalError,
 // SlowDown); a rebuild whose checksum differs from the recorded one is
 // never served and answers 500 InternalError.
+//
+// # Access
+//
+// Under auth.ModePrincipals (Config.Auth) every request must be signed with
+// AWS Signature V4 by credentials auth.Vend made, and read a key below
+// their prefixes (auth.Verifier, Credentials.AllowsKey); refusals are S3's
+// errors (AccessDenied, ExpiredToken, SignatureDoesNotMatch,
+// InvalidAccessKeyId …, docs/design.md §5). A read forwarded by a node
+// (signed, auth.VerifyForward) is not checked again: its sender did.
 package objects

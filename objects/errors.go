@@ -74,6 +74,7 @@ const (
 	codeSlowDown           = "SlowDown"
 	codeInvalidRange       = "InvalidRange"
 	codePreconditionFailed = "PreconditionFailed"
+	codeAccessDenied       = "AccessDenied"
 )
 
 // newRequestID returns a random id for x-amz-request-id and error bodies.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/cluster"
 )
 
@@ -23,6 +24,8 @@ func newForwardTransport(cfg Config) *http.Transport {
 		IdleConnTimeout:       90 * time.Second,
 		// The owner's bytes are passed on as they are: no transparent gzip.
 		DisableCompression: true,
+		// Owners advertising https are verified against the cluster's CA.
+		TLSClientConfig: cfg.PeerTLS.Clone(),
 	}
 }
 
@@ -30,7 +33,7 @@ func newForwardTransport(cfg Config) *http.Transport {
 // node this node may forward to now.
 func (s *Server) remoteOwner(key string) (cluster.Member, bool) {
 	owner, ok := cluster.Owner(s.members(), key)
-	if !ok || owner.ID == s.cfg.NodeID || owner.AdvertiseURL == "" {
+	if !ok || owner.ID == s.cfg.NodeID || owner.AdvertiseURL == "" || len(s.cfg.ForwardKey) == 0 {
 		return cluster.Member{}, false
 	}
 	s.downMu.Lock()
@@ -82,7 +85,9 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, key string, own
 		return false
 	}
 	copyEndToEnd(req.Header, r.Header)
-	req.Header.Set(ForwardedHeader, s.cfg.NodeID)
+	// Signed, so the owner serves it without forwarding it on (and without
+	// asking the reader's credentials again, which named this node).
+	auth.SignForward(s.cfg.ForwardKey, req, s.cfg.NodeID)
 
 	s.counters.forwards.Add(1)
 	resp, err := s.client.Do(req)

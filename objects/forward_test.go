@@ -1,15 +1,23 @@
 package objects_test
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/internal/pgtest"
 	"github.com/minkhq/mink/objects"
@@ -51,7 +59,7 @@ func TestForwarding(t *testing.T) {
 	view := func() []cluster.Member { return members }
 	ba, bb := newFakeBuilder(), newFakeBuilder()
 	newServer := func(id string, b *fakeBuilder) *objects.Server {
-		s, err := objects.New(objects.Config{NodeID: id, CacheDir: t.TempDir(),
+		s, err := objects.New(objects.Config{NodeID: id, CacheDir: t.TempDir(), Auth: auth.ModeNone, ForwardKey: forwardKey,
 			ForwardConnectTimeout: time.Second, ForwardHeaderTimeout: 500 * time.Millisecond}, pool, b, view)
 		require.NoError(t, err)
 		t.Cleanup(s.Close)
@@ -97,7 +105,7 @@ func TestForwarding(t *testing.T) {
 	// there all the same (no second hop).
 	keyA := ownedBy(t, members, "a", 0)
 	bb.add(keyA, content(22, 100))
-	resp, body = do(t, http.MethodGet, tsB.URL+"/mink/"+keyA, map[string]string{objects.ForwardedHeader: "x"})
+	resp, body = do(t, http.MethodGet, tsB.URL+"/mink/"+keyA, forwarded(t, http.MethodGet, tsB.URL+"/mink/"+keyA, "x"))
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, content(22, 100), body)
 	require.Zero(t, flushedStats(sb).Forwards)
@@ -160,4 +168,123 @@ func TestForwardSilentOwner(t *testing.T) {
 	require.Less(t, time.Since(start), 5*time.Second)
 	require.EqualValues(t, 1, b.calls.Load())
 	require.EqualValues(t, 1, flushedStats(n.s).ForwardFailures)
+}
+
+// TestForgedForward: a read marked forwarded that no node of the cluster
+// signed is refused with 403 AccessDenied before anything is built or
+// forwarded; a signed one is served where it was sent.
+func TestForgedForward(t *testing.T) {
+	pool, _ := pgtest.Pool(t)
+	members := []cluster.Member{
+		{ID: "a", AdvertiseURL: "http://127.0.0.1:1", Roles: []string{cluster.RoleServer}},
+		{ID: "b", AdvertiseURL: "http://127.0.0.1:1", Roles: []string{cluster.RoleServer}},
+	}
+	b := newFakeBuilder()
+	n := startNode(t, "a", pool, b, func() []cluster.Member { return members }, nil)
+	keyB := ownedBy(t, members, "b", 0)
+	keyB2 := ownedBy(t, members, "b", 1000)
+	b.add(keyB, content(31, 500))
+	b.add(keyB2, content(32, 500))
+	url, url2 := n.ts.URL+"/mink/"+keyB, n.ts.URL+"/mink/"+keyB2
+
+	stale := forwarded(t, http.MethodGet, url, "b")
+	old := time.Now().Add(-auth.ForwardWindow - time.Minute).Unix()
+	m := hmac.New(sha256.New, forwardKey)
+	m.Write(auth.ForwardMessage(http.MethodGet, "/mink/"+keyB, "b", old))
+	stale[auth.ForwardTimeHeader] = strconv.FormatInt(old, 10)
+	stale[auth.ForwardSignatureHeader] = hex.EncodeToString(m.Sum(nil))
+	otherCluster := forwarded(t, http.MethodGet, url, "b")
+	{
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		require.NoError(t, err)
+		auth.SignForward(auth.DeriveKey([]byte("another cluster"), auth.PurposeForward), req, "b")
+		otherCluster[auth.ForwardSignatureHeader] = req.Header.Get(auth.ForwardSignatureHeader)
+		otherCluster[auth.ForwardTimeHeader] = req.Header.Get(auth.ForwardTimeHeader)
+	}
+	badSig := forwarded(t, http.MethodGet, url, "b")
+	badSig[auth.ForwardSignatureHeader] = strings.Repeat("0", 64)
+	for name, c := range map[string]struct {
+		url string
+		hdr map[string]string
+	}{
+		"no signature":            {url, map[string]string{objects.ForwardedHeader: "b"}},
+		"bad signature":           {url, badSig},
+		"other cluster's key":     {url, otherCluster},
+		"replayed on another key": {url2, forwarded(t, http.MethodGet, url, "b")},
+		"replayed as HEAD":        {url, forwarded(t, http.MethodGet, url, "b")},
+		"stale":                   {url, stale},
+		"metadata file":           {n.ts.URL + "/mink/a/t/metadata/00000.metadata.json", map[string]string{objects.ForwardedHeader: "b"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			method := http.MethodGet
+			if name == "replayed as HEAD" {
+				method = http.MethodHead
+			}
+			resp, body := do(t, method, c.url, c.hdr)
+			require.Equal(t, http.StatusForbidden, resp.StatusCode, "%s", body)
+			if method == http.MethodGet {
+				require.Equal(t, "AccessDenied", parseS3Error(t, body).Code)
+			}
+		})
+	}
+	require.Zero(t, b.calls.Load(), "nothing was built for a forged forward")
+	st := flushedStats(n.s)
+	require.Zero(t, st.Forwards, "nothing was forwarded for a forged forward")
+
+	// Signed by a node of the cluster: a serves it itself, though b owns it.
+	resp, body := do(t, http.MethodGet, url, forwarded(t, http.MethodGet, url, "b"))
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	require.Equal(t, content(31, 500), body)
+	require.EqualValues(t, 1, b.calls.Load())
+	require.Zero(t, flushedStats(n.s).Forwards)
+
+	// A node with no forward key neither forwards nor accepts forwards.
+	alone := startNode(t, "a", pool, b, func() []cluster.Member { return members }, func(c *objects.Config) { c.ForwardKey = nil })
+	resp, _ = do(t, http.MethodGet, alone.ts.URL+"/mink/"+keyB, forwarded(t, http.MethodGet, alone.ts.URL+"/mink/"+keyB, "b"))
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
+	resp, body = do(t, http.MethodGet, alone.ts.URL+"/mink/"+keyB2, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, content(32, 500), body)
+	require.Zero(t, flushedStats(alone.s).Forwards+flushedStats(alone.s).ForwardFailures, "built here, not forwarded")
+}
+
+// TestForwardTLS: an owner that advertises https is forwarded to over TLS,
+// verified with PeerTLS; without the cluster's CA the owner's certificate
+// is not trusted and the read is built locally.
+func TestForwardTLS(t *testing.T) {
+	pool, _ := pgtest.Pool(t)
+	hb := &lateHandler{}
+	tsB := httptest.NewTLSServer(hb)
+	defer tsB.Close()
+	members := []cluster.Member{
+		{ID: "a", AdvertiseURL: "https://127.0.0.1:1", Roles: []string{cluster.RoleServer}},
+		{ID: "b", AdvertiseURL: tsB.URL, Roles: []string{cluster.RoleServer}},
+	}
+	view := func() []cluster.Member { return members }
+	roots := x509.NewCertPool()
+	roots.AddCert(tsB.Certificate())
+	ba, bb := newFakeBuilder(), newFakeBuilder()
+	sb := startNode(t, "b", pool, bb, view, nil)
+	var h http.Handler = sb.s
+	hb.h.Store(&h)
+	a := startNode(t, "a", pool, ba, view, func(c *objects.Config) { c.PeerTLS = &tls.Config{RootCAs: roots} })
+	untrusting := startNode(t, "a", pool, ba, view, nil)
+
+	keyB := ownedBy(t, members, "b", 0)
+	data := content(33, 3000)
+	ba.add(keyB, data)
+	bb.add(keyB, data)
+	resp, body := do(t, http.MethodGet, a.ts.URL+"/mink/"+keyB, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	require.Equal(t, data, body)
+	require.EqualValues(t, 1, bb.calls.Load(), "the owner built it")
+	require.Zero(t, ba.calls.Load())
+	require.EqualValues(t, 1, flushedStats(a.s).Forwards)
+	require.Zero(t, flushedStats(a.s).ForwardFailures)
+
+	resp, body = do(t, http.MethodGet, untrusting.ts.URL+"/mink/"+keyB, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	require.Equal(t, data, body)
+	require.EqualValues(t, 1, flushedStats(untrusting.s).ForwardFailures, "the owner's certificate is not trusted")
+	require.EqualValues(t, 1, ba.calls.Load(), "built here instead")
 }

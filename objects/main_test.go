@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/objects"
@@ -124,7 +125,7 @@ type node struct {
 // nil (a node alone).
 func startNode(t testing.TB, id string, pool *pgxpool.Pool, b *fakeBuilder, members func() []cluster.Member, mod func(*objects.Config)) *node {
 	t.Helper()
-	cfg := objects.Config{NodeID: id, CacheDir: t.TempDir()}
+	cfg := objects.Config{NodeID: id, CacheDir: t.TempDir(), Auth: auth.ModeNone, ForwardKey: forwardKey}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -133,6 +134,23 @@ func startNode(t testing.TB, id string, pool *pgxpool.Pool, b *fakeBuilder, memb
 	ts := httptest.NewServer(s)
 	t.Cleanup(func() { ts.Close(); s.Close() })
 	return &node{s: s, ts: ts, b: b, cfg: cfg}
+}
+
+// forwardKey is the forward key of every test node: one cluster.
+var forwardKey = auth.DeriveKey([]byte("objects test cluster"), auth.PurposeForward)
+
+// forwarded returns the headers of a read node forwarded to url (signed
+// with forwardKey), so the receiver serves it itself.
+func forwarded(t testing.TB, method, url, node string) map[string]string {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	require.NoError(t, err)
+	auth.SignForward(forwardKey, req, node)
+	hdr := map[string]string{}
+	for k := range req.Header {
+		hdr[k] = req.Header.Get(k)
+	}
+	return hdr
 }
 
 // do sends one request and returns the response with its body read.

@@ -51,6 +51,7 @@ type metrics struct {
 	buildSeconds      *prometheus.HistogramVec
 	forwards          *prometheus.CounterVec
 	bytesServed       *prometheus.CounterVec
+	denied            *prometheus.CounterVec
 	// servedBy holds bytesServed's counter of each source, looked up once
 	// rather than on every response.
 	servedBy map[string]prometheus.Counter
@@ -97,6 +98,9 @@ func newMetrics(s *Server, reg prometheus.Registerer) (*metrics, error) {
 			[]string{"result"}),
 		bytesServed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
 			Name: "served_bytes_total", Help: "Response body bytes written, by source."}, []string{"source"}),
+		denied: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "denied_total", Help: "Requests refused by the signature or key check (auth principals), by S3 error code."},
+			[]string{"code"}),
 	}
 	m.servedBy = map[string]prometheus.Counter{}
 	for _, src := range []string{sourceMetadata, sourceCache, sourceBuild, sourceForwarded} {
@@ -106,7 +110,7 @@ func newMetrics(s *Server, reg prometheus.Registerer) (*metrics, error) {
 		return m, nil
 	}
 	cs := []prometheus.Collector{m.hits, m.misses, m.metaHits, m.metaMis, m.evictions,
-		m.buildSeconds, m.forwards, m.bytesServed,
+		m.buildSeconds, m.forwards, m.bytesServed, m.denied,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub,
 			Name: "cache_bytes", Help: "Bytes of data files in the disk cache."},
 			func() float64 { _, b := s.cache.usage(); return float64(b) }),

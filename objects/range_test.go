@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/internal/pgtest"
 	"github.com/minkhq/mink/internal/testkit"
@@ -195,7 +196,7 @@ func TestRanges(t *testing.T) {
 	view := func() []cluster.Member { return members }
 	b := newFakeBuilder()
 	newServer := func(id string, h *lateHandler) *objects.Server {
-		s, err := objects.New(objects.Config{NodeID: id, CacheDir: t.TempDir(), ForwardHeaderTimeout: time.Minute}, pool, b, view)
+		s, err := objects.New(objects.Config{NodeID: id, CacheDir: t.TempDir(), ForwardHeaderTimeout: time.Minute, Auth: auth.ModeNone, ForwardKey: forwardKey}, pool, b, view)
 		require.NoError(t, err)
 		t.Cleanup(s.Close)
 		var hh http.Handler = s

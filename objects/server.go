@@ -20,15 +20,18 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/outage"
 )
 
 // ForwardedHeader marks a data file read forwarded to its owner; its value
-// is the id of the node that forwarded it. A node serves a marked read
-// itself (cache or build) whatever its own view of the owner is, so a read
-// is forwarded at most once, even while two nodes' views disagree.
-const ForwardedHeader = "X-Mink-Forwarded"
+// is the id of the node that forwarded it, and the request carries that
+// node's signature (auth.SignForward). A node serves a marked read that
+// verifies itself (cache or build) whatever its own view of the owner is,
+// so a read is forwarded at most once, even while two nodes' views
+// disagree; one that does not verify answers 403 AccessDenied.
+const ForwardedHeader = auth.ForwardedHeader
 
 // dataFileModTime is the Last-Modified of every data file. A data file's
 // bytes are a pure function of its key (docs/design.md §4.5), the same on every
@@ -51,6 +54,8 @@ type Server struct {
 	builder Builder
 	members func() []cluster.Member
 	log     *slog.Logger
+	// verifier checks every request's signature; nil under auth.ModeNone.
+	verifier *auth.Verifier
 
 	cache     *diskCache
 	meta      *memoryCache
@@ -93,11 +98,19 @@ func New(cfg Config, pool *pgxpool.Pool, builder Builder, members func() []clust
 	if members == nil {
 		members = func() []cluster.Member { return nil }
 	}
+	var verifier *auth.Verifier
+	if cfg.Auth == auth.ModePrincipals {
+		if len(cfg.CredentialsKey) < 16 {
+			return nil, errors.New("objects: auth mode principals needs the credentials key (16 bytes or more)")
+		}
+		verifier = &auth.Verifier{Key: cfg.CredentialsKey, Region: cfg.Region, Active: cfg.Active}
+	}
 	cache, err := newDiskCache(cfg.CacheDir, cfg.CacheSize)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{
+		verifier:  verifier,
 		cfg:       cfg,
 		pool:      pool,
 		builder:   builder,
@@ -175,6 +188,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Message: "This node is shutting down; retry.", Key: key})
 		return
 	}
+	forwarded := false
+	if _, marked := r.Header[ForwardedHeader]; marked {
+		if _, err := auth.VerifyForward(s.cfg.ForwardKey, r); err != nil {
+			s.log.Warn("refused a read marked forwarded", "key", key, "remote", r.RemoteAddr, "err", err)
+			s.writeError(w, r, http.StatusForbidden, s3Error{Code: codeAccessDenied,
+				Message: "Access Denied: the request is marked forwarded but no node of this cluster signed it.", Key: key})
+			return
+		}
+		forwarded = true
+	}
+	if !forwarded && s.verifier != nil && !s.authorized(w, r, bucket, key) {
+		return
+	}
 	switch {
 	case bucket == "":
 		s.writeError(w, r, http.StatusNotImplemented, s3Error{Code: codeNotImplemented,
@@ -196,10 +222,41 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case kindMetadata:
 		s.serveMetadata(w, r, key)
 	case kindData:
-		s.serveData(w, r, key)
+		s.serveData(w, r, key, forwarded)
 	default:
 		s.noSuchKey(w, r, key)
 	}
+}
+
+// authorized checks r's AWS Signature V4 (auth.Verifier) and that its
+// credentials may read key of bucket: the warehouse, a key below one of
+// their prefixes (a bucket-level request reads no table's key). When they
+// may not, it answers the S3 error and returns false.
+//
+// A read forwarded by a node of the cluster (auth.VerifyForward) is not
+// checked again: the node that forwarded it did.
+func (s *Server) authorized(w http.ResponseWriter, r *http.Request, bucket, key string) bool {
+	c, err := s.verifier.Verify(r, time.Now())
+	var e *auth.S3Error
+	switch {
+	case errors.As(err, &e):
+		s.log.Debug("S3 request refused", "code", e.Code, "reason", e.Message, "key", key)
+		s.metrics.denied.WithLabelValues(e.Code).Inc()
+		s.writeError(w, r, e.Status, s3Error{Code: e.Code, Message: e.Message, Key: key})
+		return false
+	case err != nil:
+		s.log.Warn("cannot check the credentials' principal", "key", key, "err", err)
+		s.writeError(w, r, http.StatusServiceUnavailable, s3Error{Code: codeSlowDown,
+			Message: "The credentials' principal cannot be checked now; retry.", Key: key})
+		return false
+	case bucket != s.cfg.Warehouse || !c.AllowsKey(key):
+		s.log.Debug("S3 request refused: key outside the credentials' prefixes", "principal", c.Principal, "bucket", bucket, "key", key)
+		s.metrics.denied.WithLabelValues(auth.CodeAccessDenied).Inc()
+		s.writeError(w, r, http.StatusForbidden, s3Error{Code: auth.CodeAccessDenied,
+			Message: "Access Denied: these credentials do not cover this key.", BucketName: bucket, Key: key})
+		return false
+	}
+	return true
 }
 
 func (s *Server) noSuchKey(w http.ResponseWriter, r *http.Request, key string) {
@@ -296,8 +353,9 @@ func (s *Server) serveMetadata(w http.ResponseWriter, r *http.Request, key strin
 // serveData answers a data file: from this node's cache when it has it;
 // else from the owner when another node owns it; else (this node owns it,
 // the read was forwarded here, or the owner did not answer in time) by
-// building it here, once however many readers wait.
-func (s *Server) serveData(w http.ResponseWriter, r *http.Request, key string) {
+// building it here, once however many readers wait. forwarded is true
+// for a read another node signed (ServeHTTP verified it).
+func (s *Server) serveData(w http.ResponseWriter, r *http.Request, key string, forwarded bool) {
 	// A cached copy is served wherever it is: its bytes are the same on
 	// every node, and a hop saved is latency saved.
 	if cf, ok := s.cache.open(key); ok {
@@ -307,7 +365,7 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request, key string) {
 		s.serveContent(w, r, key, sourceCache, contentTypeBinary, dataFileModTime, cf.etag, &sizedFile{f: cf.f, size: cf.size}, cf.size)
 		return
 	}
-	if r.Header.Get(ForwardedHeader) == "" {
+	if !forwarded {
 		if owner, ok := s.remoteOwner(key); ok && s.forward(w, r, key, owner) {
 			return
 		}

@@ -1,18 +1,17 @@
 package schemas
 
 import (
-	"crypto/x509"
-	"encoding/pem"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/minkhq/mink/internal/settings"
+	"github.com/minkhq/mink/internal/tlsfiles"
 )
 
 // Keys of the registry settings, as `mink serve` reads them from its YAML
-// file (schema_registry: {url, username, password, token, ca_file}).
+// file (schema_registry: {url, username, password, token, ca_file,
+// cert_file, key_file}).
 // Errors of RegistryConfig.Validate name them.
 const (
 	KeyURL      = "schema_registry.url"
@@ -20,6 +19,8 @@ const (
 	KeyPassword = "schema_registry.password"
 	KeyToken    = "schema_registry.token"
 	KeyCAFile   = "schema_registry.ca_file"
+	KeyCertFile = "schema_registry.cert_file"
+	KeyKeyFile  = "schema_registry.key_file"
 )
 
 // RegistryConfig says how to reach a Confluent-compatible Schema Registry.
@@ -41,6 +42,11 @@ type RegistryConfig struct {
 	// TLS certificate (--schema-registry-ca); only they are trusted. Only
 	// with an https URL. Empty: the system's roots.
 	CAFile string
+	// CertFile and KeyFile are the client certificate and its key, PEM,
+	// for a registry that requires one (mutual TLS:
+	// --schema-registry-cert, --schema-registry-key). Both or neither;
+	// only with an https URL.
+	CertFile, KeyFile string
 }
 
 // Validate returns a *settings.Error naming the key (KeyURL, …) of the
@@ -48,8 +54,9 @@ type RegistryConfig struct {
 // http(s)://host[:port][/path] (no query or fragment), a Username without
 // a Password or the reverse (in the fields or in the URL), basic auth in
 // both the URL and the fields, basic auth and a Token together, a CAFile
-// that cannot be read or holds no PEM certificate, a CAFile with an http
-// URL, or any other setting without a URL. An empty config is valid. It
+// that cannot be read or holds no PEM certificate, a CertFile without
+// its KeyFile (or the reverse) or a pair that does not load, a CAFile or
+// CertFile with an http URL, or any other setting without a URL. An empty config is valid. It
 // does not connect.
 func (cfg RegistryConfig) Validate() error {
 	return settings.Check("schemas", cfg.check())
@@ -58,7 +65,7 @@ func (cfg RegistryConfig) Validate() error {
 func (cfg RegistryConfig) check() error {
 	if cfg.URL == "" {
 		for _, s := range []struct{ key, v string }{{KeyUsername, cfg.Username}, {KeyPassword, cfg.Password},
-			{KeyToken, cfg.Token}, {KeyCAFile, cfg.CAFile}} {
+			{KeyToken, cfg.Token}, {KeyCAFile, cfg.CAFile}, {KeyCertFile, cfg.CertFile}, {KeyKeyFile, cfg.KeyFile}} {
 			if s.v != "" {
 				return settings.Errorf(s.key, "is set but %s is empty (no registry)", KeyURL)
 			}
@@ -80,14 +87,24 @@ func (cfg RegistryConfig) check() error {
 	case basic && cfg.Token != "":
 		return settings.Errorf(KeyToken, "is set with basic auth: give one of them")
 	}
-	if cfg.CAFile == "" {
-		return nil
+	for _, s := range []struct{ key, v string }{{KeyCAFile, cfg.CAFile}, {KeyCertFile, cfg.CertFile}, {KeyKeyFile, cfg.KeyFile}} {
+		if s.v != "" && u.Scheme != "https" {
+			return settings.Errorf(s.key, "is set but %s is http, not https", KeyURL)
+		}
 	}
-	if u.Scheme != "https" {
-		return settings.Errorf(KeyCAFile, "is set but %s is http, not https", KeyURL)
+	if cfg.CAFile != "" {
+		if _, err := tlsfiles.CAPool(cfg.CAFile); err != nil {
+			return settings.Errorf(KeyCAFile, "%v", err)
+		}
 	}
-	if _, err := readCA(cfg.CAFile); err != nil {
-		return settings.Errorf(KeyCAFile, "%v", err)
+	switch {
+	case cfg.CertFile != "" && cfg.KeyFile == "":
+		return settings.Errorf(KeyKeyFile, "is required with %s", KeyCertFile)
+	case cfg.CertFile == "" && cfg.KeyFile != "":
+		return settings.Errorf(KeyCertFile, "is required with %s", KeyKeyFile)
+	}
+	if _, err := tlsfiles.KeyPair(cfg.CertFile, cfg.KeyFile); err != nil {
+		return settings.Errorf(KeyCertFile, "and %s: %v", KeyKeyFile, err)
 	}
 	return nil
 }
@@ -130,24 +147,3 @@ func (cfg RegistryConfig) basicAuth(u *url.URL) (user, pass string, set bool) {
 	}
 	return cfg.Username, cfg.Password, cfg.Username != "" || cfg.Password != ""
 }
-
-// readCA reads a PEM file of CA certificates into a pool. Errors: the file
-// cannot be read, or it holds no certificate Go can parse.
-func readCA(path string) (*x509.CertPool, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(b) {
-		if block, _ := pem.Decode(b); block == nil {
-			return nil, &caError{path, "holds no PEM block"}
-		}
-		return nil, &caError{path, "holds no PEM certificate (a CERTIFICATE block Go can parse)"}
-	}
-	return pool, nil
-}
-
-type caError struct{ path, problem string }
-
-func (e *caError) Error() string { return e.path + " " + e.problem }

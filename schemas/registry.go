@@ -5,7 +5,6 @@ package schemas
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/minkhq/mink/codec/wire"
+	"github.com/minkhq/mink/internal/tlsfiles"
 	"github.com/minkhq/mink/outage"
 )
 
@@ -79,12 +79,12 @@ func NewRegistry(cfg RegistryConfig) (*Registry, error) {
 	base := strings.TrimRight(u.String(), "/")
 
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	if cfg.CAFile != "" {
-		pool, err := readCA(cfg.CAFile)
+	if cfg.CAFile != "" || cfg.CertFile != "" {
+		tc, err := tlsfiles.Client(cfg.CAFile, cfg.CertFile, cfg.KeyFile, "")
 		if err != nil {
 			return nil, fmt.Errorf("schemas: %w", err)
 		}
-		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		tr.TLSClientConfig = tc
 	}
 	opts := []sr.ClientOpt{sr.URLs(base), sr.UserAgent("mink"),
 		sr.HTTPClient(&http.Client{Timeout: RequestTimeout, Transport: tr})}

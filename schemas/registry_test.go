@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"math/big"
 	"net/http"
@@ -23,6 +24,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sr/srfake"
 
 	"github.com/minkhq/mink/codec/wire"
+	"github.com/minkhq/mink/internal/settings"
+	"github.com/minkhq/mink/internal/testcerts"
 	"github.com/minkhq/mink/outage"
 	"github.com/minkhq/mink/schemas"
 )
@@ -328,6 +331,46 @@ func TestTLS(t *testing.T) {
 	require.ErrorContains(t, err, "schema_registry.ca_file is set but schema_registry.url is http")
 	_, err = schemas.NewRegistry(schemas.RegistryConfig{})
 	require.Error(t, err)
+}
+
+// A registry behind TLS that requires a client certificate: the
+// certificate and key of CertFile and KeyFile are presented; without them
+// the handshake fails.
+func TestTLSClientCertificate(t *testing.T) {
+	certs := testcerts.New(t, "registry")
+	fake := srfake.NewRegistry()
+	srv := httptest.NewUnstartedServer(fake.Handler())
+	srv.TLS = certs.ServerTLS(t, true)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	id, _, err := fake.RegisterSchema("a-value", sr.Schema{Schema: addressAvro})
+	require.NoError(t, err)
+
+	got, err := newRegistry(t, schemas.RegistryConfig{URL: srv.URL, CAFile: certs.CAFile, CertFile: certs.ClientCert,
+		KeyFile: certs.ClientKey}).SchemaByID(ctx(t), id)
+	require.NoError(t, err)
+	require.Equal(t, addressAvro, got.Text)
+
+	_, err = newRegistry(t, schemas.RegistryConfig{URL: srv.URL, CAFile: certs.CAFile}).SchemaByID(ctx(t), id)
+	require.ErrorIs(t, err, outage.ErrUnavailable)
+	require.ErrorContains(t, err, "certificate required")
+
+	for _, c := range []struct {
+		cfg       schemas.RegistryConfig
+		key, want string
+	}{
+		{schemas.RegistryConfig{URL: srv.URL, CertFile: certs.ClientCert}, schemas.KeyKeyFile, "is required with schema_registry.cert_file"},
+		{schemas.RegistryConfig{URL: srv.URL, KeyFile: certs.ClientKey}, schemas.KeyCertFile, "is required with schema_registry.key_file"},
+		{schemas.RegistryConfig{URL: srv.URL, CertFile: certs.ClientCert, KeyFile: certs.ServerKey}, schemas.KeyCertFile, "does not match"},
+		{schemas.RegistryConfig{URL: "http://r", CertFile: certs.ClientCert, KeyFile: certs.ClientKey}, schemas.KeyCertFile, "is http, not https"},
+		{schemas.RegistryConfig{CertFile: certs.ClientCert}, schemas.KeyCertFile, "is empty (no registry)"},
+	} {
+		err := c.cfg.Validate()
+		var se *settings.Error
+		require.True(t, errors.As(err, &se), "%+v: %v", c.cfg, err)
+		require.Equal(t, c.key, se.Key)
+		require.ErrorContains(t, err, c.want)
+	}
 }
 
 // A reference chain that loops, or nests deeper than MaxReferenceDepth,

@@ -20,6 +20,7 @@ import (
 	"github.com/minkhq/mink/devenv"
 	"github.com/minkhq/mink/indexer"
 	"github.com/minkhq/mink/internal/settings"
+	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/node"
 	"github.com/minkhq/mink/objects"
 	"github.com/minkhq/mink/schemas"
@@ -31,13 +32,21 @@ var usage = fmt.Sprintf(`mink serves Kafka topics as Apache Iceberg tables, with
 
 Usage:
   mink serve  --postgres URL --kafka HOST:PORT[,…] [--listen %s] [--advertise URL] [--node-id ID]
+              [--tls-cert FILE --tls-key FILE] [--tls-ca FILE]
               [--roles indexer,server] [--lease-ttl %s] [--max-partitions 0]
               [--cache-dir DIR] [--cache-size %s] [--warehouse %s]
               [--index-memory %s] [--memory-limit %s] [--pprof]
               [--schema-registry URL [--schema-registry-user U --schema-registry-password P
-               | --schema-registry-token T] [--schema-registry-ca FILE]]
+               | --schema-registry-token T] [--schema-registry-ca FILE]
+               [--schema-registry-cert FILE --schema-registry-key FILE]]
+              [--kafka-tls] [--kafka-tls-ca FILE] [--kafka-tls-cert FILE --kafka-tls-key FILE]
+              [--kafka-tls-server-name NAME] [--kafka-sasl-mechanism plain|scram-sha-256|scram-sha-512
+               |oauthbearer|aws-msk-iam] [--kafka-sasl-username U --kafka-sasl-password P]
+              [--kafka-sasl-token-file FILE | --kafka-sasl-oauth-token-url URL
+               --kafka-sasl-oauth-client-id ID --kafka-sasl-oauth-client-secret S [--kafka-sasl-oauth-scopes a,b]]
               [--auth principals|none] [--token-ttl 1h] [--credentials-ttl 1h]
-  mink dev    [--nodes N] [--kafka HOST:PORT] [--schema-registry URL] [--data FILE] [--auth principals|none]
+  mink dev    [--nodes N] [--kafka HOST:PORT [--kafka-tls… --kafka-sasl…]] [--schema-registry URL] [--data FILE]
+              [--auth principals|none]
   mink principal create NAME --grant 'NS.*' [--grant NS.TABLE …] [--admin] --postgres URL
   mink principal list | mink principal revoke NAME   (mink help principal)
   mink table create NS.NAME --topic T --value-format json [--schema FILE] [--start earliest]
@@ -49,7 +58,9 @@ Usage:
   mink scan NS.NAME [--limit 20] [--format table|json|csv] [--columns a,b.c]   (--limit 0: all rows)
 
 Every flag has a MINK_* environment variable (MINK_POSTGRES_URL, MINK_KAFKA_BROKERS,
-MINK_LEASE_TTL, …) and a key in an optional YAML file (--config; keys like lease_ttl).
+MINK_LEASE_TTL, MINK_KAFKA_SASL_PASSWORD, …) and a key in an optional YAML file (--config;
+keys like lease_ttl, kafka_sasl: {mechanism, …}). PostgreSQL over TLS: sslmode=verify-full
+and sslrootcert=FILE (sslcert, sslkey) in the --postgres URL.
 Admin commands and scan take --admin URL (default http://127.0.0.1:8181, MINK_ADMIN) and
 --credential CLIENT_ID:SECRET (MINK_CREDENTIAL; default: the one mink dev wrote for that node).
 `, node.DefaultListen, cluster.DefaultLeaseTTL, sizeString(objects.DefaultCacheSize), tables.DefaultWarehouse,
@@ -158,7 +169,12 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.PostgresURL, "postgres", "", "PostgreSQL URL (required)")
 	fs.Var(&kafkaBrokers, "kafka", "Kafka seed brokers HOST:PORT[,…] (required)")
 	fs.StringVar(&cfg.Listen, "listen", node.DefaultListen, "HTTP address of the catalog, S3 and admin APIs")
-	fs.StringVar(&cfg.Advertise, "advertise", "", "URL other nodes and clients reach this node at (default http://127.0.0.1:PORT)")
+	fs.StringVar(&cfg.Advertise, "advertise", "", "URL other nodes and clients reach this node at (default http://127.0.0.1:PORT, https:// with --tls-cert)")
+	fs.StringVar(&cfg.TLSCert, "tls-cert", "",
+		"PEM file of this node's certificate (chain): the listener serves HTTPS only; read again when it changes (sets tls_cert; needs --tls-key)")
+	fs.StringVar(&cfg.TLSKey, "tls-key", "", "PEM file of the private key of --tls-cert (sets tls_key)")
+	fs.StringVar(&cfg.TLSCA, "tls-ca", "",
+		"PEM file of the CA certificates nodes verify each other's https with when forwarding, added to the system's (sets tls_ca)")
 	fs.StringVar(&cfg.NodeID, "node-id", "", "node id, unique in the cluster (default hostname + random suffix)")
 	fs.Var(&roles, "roles", "what this node does: indexer (indexes partitions, commits snapshots), server (serves data files); default both")
 	fs.DurationVar(&cfg.LeaseTTL, "lease-ttl", cluster.DefaultLeaseTTL,
@@ -177,6 +193,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.Var(&memoryLimit, "memory-limit", "Go soft memory limit of the process, e.g. 1GiB; 0 = none (GOMEMLIMIT, when set, wins)")
 	pprof := fs.Bool("pprof", false, "serve Go's profiles at /debug/pprof/ on the listen address")
 	registryFlags(fs, &cfg.SchemaRegistry)
+	kafkaFlags(fs, &cfg.KafkaTLS, &cfg.KafkaSASL)
 	authMode := fs.String("auth", string(auth.DefaultMode),
 		"principals: the catalog and admin API need principals' tokens (mink principal create), the S3 API vended credentials; "+
 			"none: anyone who reaches the node reads every table (sets auth)")
@@ -219,7 +236,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 }
 
 // registryFlags are the flags of the Schema Registry (YAML key
-// schema_registry: {url, username, password, token, ca_file}).
+// schema_registry: {url, username, password, token, ca_file, cert_file,
+// key_file}).
 func registryFlags(fs *flag.FlagSet, cfg *schemas.RegistryConfig) {
 	fs.StringVar(&cfg.URL, "schema-registry", "",
 		"Schema Registry URL http(s)://host[:port][/path] for the avro, protobuf and json-schema formats; user:password@ in it is basic auth (sets schema_registry.url)")
@@ -228,6 +246,28 @@ func registryFlags(fs *flag.FlagSet, cfg *schemas.RegistryConfig) {
 	fs.StringVar(&cfg.Token, "schema-registry-token", "", "Schema Registry bearer token, instead of basic auth; prefer MINK_SCHEMA_REGISTRY_TOKEN (sets schema_registry.token)")
 	fs.StringVar(&cfg.CAFile, "schema-registry-ca", "",
 		"PEM file of the CA certificates the registry's https certificate is checked against, instead of the system's (sets schema_registry.ca_file)")
+	fs.StringVar(&cfg.CertFile, "schema-registry-cert", "", "PEM client certificate for a registry that requires one, with --schema-registry-key (sets schema_registry.cert_file)")
+	fs.StringVar(&cfg.KeyFile, "schema-registry-key", "", "PEM key of --schema-registry-cert (sets schema_registry.key_file)")
+}
+
+// kafkaFlags are the flags of the Kafka connection's TLS and SASL (YAML
+// keys kafka_tls: {enabled, ca_file, cert_file, key_file, server_name}
+// and kafka_sasl: {mechanism, username, password, token_file,
+// oauth_token_url, oauth_client_id, oauth_client_secret, oauth_scopes}).
+func kafkaFlags(fs *flag.FlagSet, tls *kafka.TLS, sasl *kafka.SASL) {
+	fs.BoolVar(&tls.Enabled, "kafka-tls", false, "connect to Kafka over TLS, the brokers' certificates checked against the system's roots or --kafka-tls-ca (sets kafka_tls.enabled)")
+	fs.StringVar(&tls.CAFile, "kafka-tls-ca", "", "PEM file of the CA certificates the brokers' certificates are checked against; implies --kafka-tls (sets kafka_tls.ca_file)")
+	fs.StringVar(&tls.CertFile, "kafka-tls-cert", "", "PEM client certificate for brokers that require one, with --kafka-tls-key; implies --kafka-tls (sets kafka_tls.cert_file)")
+	fs.StringVar(&tls.KeyFile, "kafka-tls-key", "", "PEM key of --kafka-tls-cert (sets kafka_tls.key_file)")
+	fs.StringVar(&tls.ServerName, "kafka-tls-server-name", "", "name every broker's certificate must carry (default: the host dialed); implies --kafka-tls (sets kafka_tls.server_name)")
+	fs.StringVar(&sasl.Mechanism, "kafka-sasl-mechanism", "", "SASL mechanism: plain, scram-sha-256, scram-sha-512, oauthbearer or aws-msk-iam (credentials from AWS's standard variables, profile or role) (sets kafka_sasl.mechanism)")
+	fs.StringVar(&sasl.Username, "kafka-sasl-username", "", "SASL user of plain and scram (sets kafka_sasl.username)")
+	fs.StringVar(&sasl.Password, "kafka-sasl-password", "", "SASL password of plain and scram; prefer MINK_KAFKA_SASL_PASSWORD, as flags show in ps (sets kafka_sasl.password)")
+	fs.StringVar(&sasl.TokenFile, "kafka-sasl-token-file", "", "oauthbearer: file holding the token, read again at every authentication (sets kafka_sasl.token_file)")
+	fs.StringVar(&sasl.OAuthTokenURL, "kafka-sasl-oauth-token-url", "", "oauthbearer: OAuth2 token endpoint of the client-credentials flow, https (sets kafka_sasl.oauth_token_url)")
+	fs.StringVar(&sasl.OAuthClientID, "kafka-sasl-oauth-client-id", "", "oauthbearer: OAuth2 client id (sets kafka_sasl.oauth_client_id)")
+	fs.StringVar(&sasl.OAuthClientSecret, "kafka-sasl-oauth-client-secret", "", "oauthbearer: OAuth2 client secret; prefer MINK_KAFKA_SASL_OAUTH_CLIENT_SECRET (sets kafka_sasl.oauth_client_secret)")
+	fs.Var((*listFlag)(&sasl.OAuthScopes), "kafka-sasl-oauth-scopes", "oauthbearer: OAuth2 scopes to ask for, a,b,… (sets kafka_sasl.oauth_scopes)")
 }
 
 // positive rejects 0 for the named flags. Each flag's default is in its
@@ -265,6 +305,7 @@ func dev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var kafkaBrokers listFlag
 	fs.IntVar(&cfg.Nodes, "nodes", devenv.DefaultNodes, "number of Mink nodes to run")
 	fs.Var(&kafkaBrokers, "kafka", "use this Kafka instead of the in-process one")
+	kafkaFlags(fs, &cfg.KafkaTLS, &cfg.KafkaSASL)
 	fs.StringVar(&cfg.SchemaRegistry, "schema-registry", "", "use this Schema Registry (no auth) instead of the in-process one")
 	fs.IntVar(&cfg.BasePort, "port", devenv.DefaultBasePort, "HTTP port of the first node (node i listens on port+i)")
 	fs.StringVar(&cfg.DataFile, "data", "", "USGS GeoJSON feed to produce (default ../shared/data/"+devenv.USGSFile+")")
@@ -284,10 +325,10 @@ func dev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := positive(fs, "nodes", "port"); err != nil {
 		return err
 	}
+	cfg.Kafka = kafkaBrokers
 	if err := cfg.Validate(); err != nil {
 		return settingError(fs, err)
 	}
-	cfg.Kafka = kafkaBrokers
 	log, err := logger(stderr, *logLevel)
 	if err != nil {
 		return err

@@ -23,14 +23,34 @@ var envAliases = map[string]string{
 
 // yamlGroups are YAML keys that hold a map of settings, each set by its
 // own flag: schema_registry: {url: …} is --schema-registry. The dotted
-// key (schema_registry.url) is what a config's Validate names.
+// key (schema_registry.url) is what a config's Validate names. kafka_tls
+// may also be a plain boolean (the flag --kafka-tls).
 var yamlGroups = map[string]map[string]string{
 	"schema_registry": {
-		"url":      "schema-registry",
-		"username": "schema-registry-user",
-		"password": "schema-registry-password",
-		"token":    "schema-registry-token",
-		"ca_file":  "schema-registry-ca",
+		"url":       "schema-registry",
+		"username":  "schema-registry-user",
+		"password":  "schema-registry-password",
+		"token":     "schema-registry-token",
+		"ca_file":   "schema-registry-ca",
+		"cert_file": "schema-registry-cert",
+		"key_file":  "schema-registry-key",
+	},
+	"kafka_tls": {
+		"enabled":     "kafka-tls",
+		"ca_file":     "kafka-tls-ca",
+		"cert_file":   "kafka-tls-cert",
+		"key_file":    "kafka-tls-key",
+		"server_name": "kafka-tls-server-name",
+	},
+	"kafka_sasl": {
+		"mechanism":           "kafka-sasl-mechanism",
+		"username":            "kafka-sasl-username",
+		"password":            "kafka-sasl-password",
+		"token_file":          "kafka-sasl-token-file",
+		"oauth_token_url":     "kafka-sasl-oauth-token-url",
+		"oauth_client_id":     "kafka-sasl-oauth-client-id",
+		"oauth_client_secret": "kafka-sasl-oauth-client-secret",
+		"oauth_scopes":        "kafka-sasl-oauth-scopes",
 	},
 }
 

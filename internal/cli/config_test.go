@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/schemas"
 )
 
@@ -115,4 +116,85 @@ func TestConfigSchemaRegistry(t *testing.T) {
 		"schema_registry.nope": ""} {
 		require.Equal(t, want, flagName(key), key)
 	}
+}
+
+// kafka_tls and kafka_sasl are maps in the YAML file (kafka_tls may be a
+// plain boolean too); each key has a flat flag and a MINK_* variable,
+// with the usual precedence.
+func TestConfigKafkaConnection(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "mink.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`kafka_tls:
+  ca_file: /etc/kafka/ca.pem
+  cert_file: /etc/kafka/client.pem
+  key_file: /etc/kafka/client-key.pem
+  server_name: kafka.internal
+kafka_sasl:
+  mechanism: oauthbearer
+  oauth_token_url: https://idp/token
+  oauth_client_id: mink
+  oauth_client_secret: from-file
+  oauth_scopes: [kafka.read, kafka.describe]
+`), 0o600))
+	t.Setenv("MINK_KAFKA_SASL_OAUTH_CLIENT_SECRET", "from-env")
+
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	var tls kafka.TLS
+	var sasl kafka.SASL
+	kafkaFlags(fs, &tls, &sasl)
+	require.NoError(t, parse(fs, []string{"--config", file, "--kafka-tls-server-name", "broker.internal"}))
+	require.Equal(t, kafka.TLS{CAFile: "/etc/kafka/ca.pem", CertFile: "/etc/kafka/client.pem", KeyFile: "/etc/kafka/client-key.pem",
+		ServerName: "broker.internal"}, tls)
+	require.Equal(t, kafka.SASL{Mechanism: "oauthbearer", OAuthTokenURL: "https://idp/token", OAuthClientID: "mink",
+		OAuthClientSecret: "from-env", OAuthScopes: []string{"kafka.read", "kafka.describe"}}, sasl)
+
+	require.NoError(t, os.WriteFile(file, []byte("kafka_tls: true\nkafka_sasl:\n  mechanism: scram-sha-512\n  username: mink\n"), 0o600))
+	t.Setenv("MINK_KAFKA_SASL_PASSWORD", "pw")
+	t.Setenv("MINK_KAFKA_SASL_OAUTH_CLIENT_SECRET", "")
+	fs = flag.NewFlagSet("t", flag.ContinueOnError)
+	tls, sasl = kafka.TLS{}, kafka.SASL{}
+	kafkaFlags(fs, &tls, &sasl)
+	require.NoError(t, parse(fs, []string{"--config", file}))
+	require.Equal(t, kafka.TLS{Enabled: true}, tls)
+	require.Equal(t, kafka.SASL{Mechanism: "scram-sha-512", Username: "mink", Password: "pw"}, sasl)
+
+	require.NoError(t, os.WriteFile(file, []byte("kafka_sasl:\n  user: mink\n"), 0o600))
+	fs = flag.NewFlagSet("t", flag.ContinueOnError)
+	kafkaFlags(fs, &tls, &sasl)
+	require.ErrorContains(t, parse(fs, []string{"--config", file}), `unknown key "kafka_sasl.user"`)
+
+	for key, want := range map[string]string{kafka.KeyTLSCAFile: "kafka-tls-ca", kafka.KeyTLSEnabled: "kafka-tls",
+		kafka.KeySASLOAuthSecret: "kafka-sasl-oauth-client-secret", kafka.KeySASLTokenFile: "kafka-sasl-token-file",
+		schemas.KeyCertFile: "schema-registry-cert", schemas.KeyKeyFile: "schema-registry-key"} {
+		require.Equal(t, want, flagName(key), key)
+	}
+	require.Equal(t, "MINK_KAFKA_SASL_OAUTH_CLIENT_SECRET", envName("kafka-sasl-oauth-client-secret"))
+}
+
+// A Kafka setting that cannot work is a flag error naming the flag, for
+// serve and dev alike; the secret is never in the message.
+func TestServeRejectsBadKafkaSettings(t *testing.T) {
+	t.Setenv("MINK_KAFKA_SASL_PASSWORD", "")
+	base := []string{"--postgres", "postgres://x", "--kafka", "k:9092"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--kafka-sasl-mechanism", "scram-sha-256", "--kafka-sasl-username", "u"},
+			"--kafka-sasl-password is required with kafka_sasl.mechanism scram-sha-256"},
+		{[]string{"--kafka-sasl-mechanism", "kerberos"}, `--kafka-sasl-mechanism "kerberos" is not one of plain`},
+		{[]string{"--kafka-sasl-password", "hunter2"}, "--kafka-sasl-password is set but kafka_sasl.mechanism is empty (no SASL)"},
+		{[]string{"--kafka-tls-ca", "/nonexistent/ca.pem"}, "--kafka-tls-ca open /nonexistent/ca.pem: no such file or directory"},
+		{[]string{"--kafka-tls-cert", "/c.pem"}, "--kafka-tls-key is required with kafka_tls.cert_file"},
+	} {
+		err := serve(t.Context(), append(base, tc.args...), io.Discard)
+		require.ErrorContains(t, err, tc.want)
+		var ue usageError
+		require.ErrorAs(t, err, &ue)
+		require.NotContains(t, err.Error(), "hunter2")
+	}
+	err := dev(t.Context(), []string{"--kafka-sasl-mechanism", "plain", "--kafka-sasl-username", "u", "--kafka-sasl-password", "p"},
+		io.Discard, io.Discard)
+	require.ErrorContains(t, err, "--kafka is required with the kafka_tls and kafka_sasl settings")
+	err = dev(t.Context(), []string{"--kafka", "k:9092", "--kafka-sasl-mechanism", "plain"}, io.Discard, io.Discard)
+	require.ErrorContains(t, err, "--kafka-sasl-username is required with kafka_sasl.mechanism plain")
 }

@@ -13,17 +13,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minkhq/mink/admin"
-	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/internal/clustertest"
 	"github.com/minkhq/mink/internal/testkit"
 )
-
-// vendBuilt reports whether auth.Vend is built (issue 13, part D): until
-// it is, table loads under auth principals answer 500.
-func vendBuilt() bool {
-	_, err := auth.Vend(make([]byte, 32), "p", []string{"a/"}, time.Now().Add(time.Hour))
-	return err == nil
-}
 
 // `mink principal create|list|revoke` against the cluster's Postgres, and
 // the admin commands with --credential against a node under auth
@@ -122,18 +114,16 @@ func TestPrincipalCommands(t *testing.T) {
 	code, _, errOut = run("scan", "app.events", "--credential", reader+"x")
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "invalid_client")
-	if vendBuilt() {
-		_, out, _ = run("principal", "create", "ops2", "--admin", "--postgres", env.PostgresURL)
-		ops2 := &admin.Client{URL: n.URL(), Credential: credential.FindString(out)}
-		testkit.Eventually(t, 30*time.Second, 100*time.Millisecond, "app.events committed", func() (bool, string) {
-			p, err := ops2.Partitions(context.Background(), "app.events")
-			if err != nil {
-				return false, err.Error()
-			}
-			return p.Partitions[0].CommittedOffset == 3, fmt.Sprintf("%+v", p.Partitions)
-		})
-		code, out, errOut = run("scan", "app.events", "--credential", reader, "--format", "csv", "--columns", "value")
-		require.Equal(t, 0, code, errOut)
-		require.Equal(t, "value\ne0\ne1\ne2\n", out)
-	}
+	_, out, _ = run("principal", "create", "ops2", "--admin", "--postgres", env.PostgresURL)
+	ops2 := &admin.Client{URL: n.URL(), Credential: credential.FindString(out)}
+	testkit.Eventually(t, 30*time.Second, 100*time.Millisecond, "app.events committed", func() (bool, string) {
+		p, err := ops2.Partitions(context.Background(), "app.events")
+		if err != nil {
+			return false, err.Error()
+		}
+		return p.Partitions[0].CommittedOffset == 3, fmt.Sprintf("%+v", p.Partitions)
+	})
+	code, out, errOut = run("scan", "app.events", "--credential", reader, "--format", "csv", "--columns", "value")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "value\ne0\ne1\ne2\n", out)
 }

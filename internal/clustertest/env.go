@@ -51,6 +51,13 @@ type Option func(*options)
 
 type options struct {
 	kafkaListen func(network, address string) (net.Listener, error)
+	kafkaOpts   []kfake.Opt
+}
+
+// KafkaOptions starts the in-process Kafka with opts too (for example
+// kfake.TLS and SASL users; the nodes then need the matching flags).
+func KafkaOptions(opts ...kfake.Opt) Option {
+	return func(o *options) { o.kafkaOpts = append(o.kafkaOpts, opts...) }
 }
 
 // KafkaListenFn makes the in-process Kafka listen through fn (for
@@ -73,6 +80,7 @@ func New(t testing.TB, opts ...Option) *Env {
 	if o.kafkaListen != nil {
 		kopts = append(kopts, kfake.ListenFn(o.kafkaListen))
 	}
+	kopts = append(kopts, o.kafkaOpts...)
 	k, err := kfake.NewCluster(kopts...)
 	if err != nil {
 		t.Fatalf("clustertest: kafka: %v", err)

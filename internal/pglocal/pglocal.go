@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -63,11 +64,37 @@ func versionOf(initdb string) int {
 	return v
 }
 
+// TLS makes a throwaway cluster accept TLS connections only (ssl=on, and
+// hostssl lines alone in pg_hba.conf), for tests of clients over TLS.
+type TLS struct {
+	// ServerCert and ServerKey are the server's certificate and key (PEM),
+	// for 127.0.0.1.
+	ServerCert, ServerKey string
+	// CAFile is the CA that signed ServerCert: the URL's sslrootcert.
+	CAFile string
+	// ClientCert and ClientKey, when set, make the server require a client
+	// certificate CAFile's CA signed, whose common name is the user
+	// (clientcert=verify-full); the URL carries them (sslcert, sslkey).
+	// The user of URL is then the certificate's common name.
+	ClientCert, ClientKey string
+}
+
 // StartPostgres creates a cluster under a new temporary directory and starts
 // it on a free loopback port. PostgreSQL refuses to run as root, so when the
 // process is root the cluster runs as the `postgres` system user (created by
 // Debian's package). The returned server is ready to accept connections.
-func StartPostgres(ctx context.Context) (*Postgres, error) {
+func StartPostgres(ctx context.Context) (*Postgres, error) { return start(ctx, nil, "mink") }
+
+// StartPostgresTLS is StartPostgres with a server that accepts TLS
+// connections only, as tls says. Its URL has sslmode=verify-full and
+// sslrootcert (and sslcert, sslkey): pgx verifies the server's certificate
+// and name. user is the superuser's name (the client certificate's common
+// name when tls has one).
+func StartPostgresTLS(ctx context.Context, tls TLS, user string) (*Postgres, error) {
+	return start(ctx, &tls, user)
+}
+
+func start(ctx context.Context, tls *TLS, superuser string) (*Postgres, error) {
 	bin, err := FindPostgresBin()
 	if err != nil {
 		return nil, err
@@ -98,7 +125,7 @@ func StartPostgres(ctx context.Context) (*Postgres, error) {
 		}
 	}
 	data := filepath.Join(pg.dir, "data")
-	initdb := pg.command(ctx, "initdb", "-D", data, "-U", "mink", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync")
+	initdb := pg.command(ctx, "initdb", "-D", data, "-U", superuser, "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync")
 	if out, err := initdb.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("pglocal: initdb: %w: %s", err, out)
 	}
@@ -106,10 +133,20 @@ func StartPostgres(ctx context.Context) (*Postgres, error) {
 	if err != nil {
 		return nil, err
 	}
-	pg.cmd = pg.command(context.Background(), "postgres", "-D", data,
-		"-p", strconv.Itoa(port), "-h", "127.0.0.1", "-k", pg.dir,
+	args := []string{"-D", data, "-p", strconv.Itoa(port), "-h", "127.0.0.1", "-k", pg.dir,
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-		"-c", "max_connections=400", "-c", "shared_buffers=128MB")
+		"-c", "max_connections=400", "-c", "shared_buffers=128MB"}
+	query := "sslmode=disable"
+	if tls != nil {
+		if args, err = pg.setupTLS(data, *tls, args); err != nil {
+			return nil, err
+		}
+		query = "sslmode=verify-full&sslrootcert=" + url.QueryEscape(tls.CAFile)
+		if tls.ClientCert != "" {
+			query += "&sslcert=" + url.QueryEscape(tls.ClientCert) + "&sslkey=" + url.QueryEscape(tls.ClientKey)
+		}
+	}
+	pg.cmd = pg.command(context.Background(), "postgres", args...)
 	logf, err := os.Create(filepath.Join(pg.dir, "postgres.log"))
 	if err != nil {
 		return nil, err
@@ -121,7 +158,7 @@ func StartPostgres(ctx context.Context) (*Postgres, error) {
 	if err := pg.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("pglocal: start postgres: %w", err)
 	}
-	pg.URL = fmt.Sprintf("postgres://mink@127.0.0.1:%d/postgres?sslmode=disable", port)
+	pg.URL = fmt.Sprintf("postgres://%s@127.0.0.1:%d/postgres?%s", url.PathEscape(superuser), port, query)
 	if err := waitTCP(ctx, fmt.Sprintf("127.0.0.1:%d", port), 30*time.Second); err != nil {
 		log, _ := os.ReadFile(filepath.Join(pg.dir, "postgres.log"))
 		return nil, fmt.Errorf("pglocal: postgres did not start: %w: %s", err, log)
@@ -132,6 +169,51 @@ func StartPostgres(ctx context.Context) (*Postgres, error) {
 	}
 	ok = true
 	return pg, nil
+}
+
+// setupTLS copies tls's files into the data directory, readable by the
+// server only (PostgreSQL refuses a key others can read), writes a
+// pg_hba.conf of hostssl lines only, and returns args with the ssl
+// settings.
+func (pg *Postgres) setupTLS(data string, tls TLS, args []string) ([]string, error) {
+	files := []struct{ from, to string }{{tls.ServerCert, "server.crt"}, {tls.ServerKey, "server.key"}}
+	hba := "local all all trust\n"
+	opt := ""
+	if tls.ClientCert != "" {
+		files = append(files, struct{ from, to string }{tls.CAFile, "client-ca.crt"})
+		args = append(args, "-c", "ssl_ca_file=client-ca.crt")
+		opt = " clientcert=verify-full"
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f.from)
+		if err != nil {
+			return nil, fmt.Errorf("pglocal: tls: %w", err)
+		}
+		if err := pg.writeOwned(filepath.Join(data, f.to), b); err != nil {
+			return nil, err
+		}
+	}
+	for _, host := range []string{"127.0.0.1/32", "::1/128"} {
+		hba += "hostssl all all " + host + " trust" + opt + "\n"
+	}
+	if err := pg.writeOwned(filepath.Join(data, "pg_hba.conf"), []byte(hba)); err != nil {
+		return nil, err
+	}
+	return append(args, "-c", "ssl=on", "-c", "ssl_cert_file=server.crt", "-c", "ssl_key_file=server.key"), nil
+}
+
+// writeOwned writes a file of the data directory, mode 0600, owned by the
+// server's user.
+func (pg *Postgres) writeOwned(path string, b []byte) error {
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return fmt.Errorf("pglocal: %w", err)
+	}
+	if pg.cred != nil {
+		if err := os.Chown(path, int(pg.cred.Uid), int(pg.cred.Gid)); err != nil {
+			return fmt.Errorf("pglocal: %w", err)
+		}
+	}
+	return nil
 }
 
 func (pg *Postgres) command(ctx context.Context, name string, args ...string) *exec.Cmd {
