@@ -178,7 +178,7 @@ func runServing(ctx context.Context, h *H) error {
 		return err
 	}
 	env := &svEnv{kafka: kc, cfg: node.Config{
-		PostgresURL: pg, KafkaBrokers: kc.ListenAddrs(), Listen: "127.0.0.1:0", NodeID: "serving-1",
+		PostgresURL: pg, KafkaBrokers: kc.ListenAddrs(), Listen: "127.0.0.1:0", NodeID: "serving-1", Auth: auth.ModeNone,
 		Warehouse: "mink", LeaseTTL: 10 * time.Second, CacheDir: filepath.Join(dir, "cache"), CacheSize: 1 << 30,
 		// One range of exactly the produced values: cut by size, never by time.
 		// The memory budget must hold a whole range (values plus per-record

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/codec"
 	"github.com/minkhq/mink/devenv"
 	"github.com/minkhq/mink/internal/testkit"
@@ -87,7 +88,7 @@ func statisticsRun(ctx context.Context, h *H, run int, values [][]byte, records 
 		return err
 	}
 	n, err := node.Start(ctx, node.Config{
-		PostgresURL: pg, KafkaBrokers: kc.ListenAddrs(), Listen: "127.0.0.1:0", NodeID: "statistics-1",
+		PostgresURL: pg, KafkaBrokers: kc.ListenAddrs(), Listen: "127.0.0.1:0", NodeID: "statistics-1", Auth: auth.ModeNone,
 		Warehouse: "mink", LeaseTTL: 10 * time.Second, CacheDir: filepath.Join(dir, "cache"), CacheSize: 4 << 30,
 		CommitInterval: 500 * time.Millisecond, StatisticsInterval: time.Second, Logger: frQuietLogger(),
 	})

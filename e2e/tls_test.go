@@ -45,7 +45,7 @@ func TestHTTPS(t *testing.T) {
 		cert, key := ca.Issue(t, id, id, "127.0.0.1")
 		n, err := node.Start(ctx, node.Config{PostgresURL: pg, KafkaBrokers: k.Cluster.ListenAddrs(), Listen: "127.0.0.1:0",
 			NodeID: id, LeaseTTL: 3 * time.Second, FlushInterval: 200 * time.Millisecond, CommitInterval: 200 * time.Millisecond,
-			CacheDir: t.TempDir(), TLSCert: cert, TLSKey: key, TLSCA: ca.File, Logger: slog.New(slog.DiscardHandler)})
+			CacheDir: t.TempDir(), TLSCert: cert, TLSKey: key, TLSCA: ca.File, Auth: auth.ModeNone, Logger: slog.New(slog.DiscardHandler)})
 		require.NoError(t, err)
 		t.Cleanup(n.Stop)
 		require.True(t, strings.HasPrefix(n.URL(), "https://127.0.0.1:"), n.URL())
