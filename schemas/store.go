@@ -558,7 +558,7 @@ func evolveRole(latest *iceberg.Schema, keyFormat codec.Format, key bool, cols [
 		out = append(append(out, fields[1:1+nk]...), Columns(next)...)
 	}
 	evolved := iceberg.NewSchema(latest.ID+1, out...)
-	if err := codec.CheckSchemaSize(evolved); err != nil {
+	if err := codec.CheckSchema(evolved); err != nil {
 		return latest, false, err
 	}
 	return evolved, true, nil

@@ -290,3 +290,28 @@ func TestSpecAlternatingWriters(t *testing.T) {
 	require.Nil(t, res.DLQ)
 	require.EqualValues(t, len(recs), res.Data.Stats.RecordCount)
 }
+
+// A JSON key holding U+0000 cannot name a column (PostgreSQL's jsonb, where
+// schemas are kept, holds no U+0000): inference leaves it out, as an
+// unknown field counted, and still adds the record's other new fields.
+// Before, the new schema version failed in the database at every build of
+// the range, and the table's indexing stopped there (found by fuzzing).
+func TestStoreInferNULKey(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := pgtest.Pool(t)
+	declared := `{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":false}]}`
+	tbl, err := tables.Create(ctx, pool, testkit.Warehouse, tables.Definition{Namespace: "app", Name: "clicks", Topic: "clicks",
+		ValueFormat: "json", Infer: true, Schema: json.RawMessage(declared)}, []tables.PartitionStart{{Partition: 0}})
+	require.NoError(t, err)
+	store := schemas.NewStore(pool, nil)
+	recs := []*kgo.Record{{Partition: 0, Offset: 0, Value: []byte(`{"id":1,"a\u0000b":2,"s":{"\u0000":1,"ok":true}}`)}}
+	res, version, err := store.Build(ctx, tbl, recs, -1)
+	require.NoError(t, err)
+	require.Equal(t, 1, version)
+	require.EqualValues(t, 2, res.Unknown)
+	require.Nil(t, res.DLQ)
+	v, err := store.Version(ctx, tbl.ID, 1)
+	require.NoError(t, err)
+	require.Equal(t, []int{11, 12, 13}, fieldIDs(v, "id", "s", "s.ok"))
+	require.Len(t, v.Fields(), 3, "_kafka, id, s")
+}
