@@ -85,7 +85,8 @@ func (s *Store) inferNew(ctx context.Context, t *tables.Table, records []*kgo.Re
 			next, changed, err := evolveRole(cur, t.KeyFormat, false, added)
 			if err != nil {
 				var inc *IncompatibleError
-				if errors.As(err, &inc) || errors.Is(err, codec.ErrSchemaTooLarge) || errors.Is(err, codec.ErrSchemaText) {
+				if errors.As(err, &inc) || errors.Is(err, codec.ErrSchemaTooLarge) || errors.Is(err, codec.ErrSchemaText) ||
+					errors.Is(err, ErrInvalidField) {
 					continue // this record's shape does not fit: its fields stay out
 				}
 				return err

@@ -359,3 +359,32 @@ func TestStoreInferFoldedNames(t *testing.T) {
 	require.Equal(t, []int{11, 12, 13, 14, 15}, fieldIDs(v, "id", "s", "s.x", "s.y", "c"))
 	require.Len(t, v.Fields(), 4, "_kafka, id, s, c")
 }
+
+// Keys inference cannot make columns of (an empty key; _kafka, reserved at
+// the top level) never make a build fail: their fields stay unknown,
+// counted, and the records are stored (found by FuzzInferBuild: a range
+// with {"":{"":0}} failed at every build).
+func TestStoreInferInvalidNames(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := pgtest.Pool(t)
+	declared := `{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":false}]}`
+	tbl, err := tables.Create(ctx, pool, testkit.Warehouse, tables.Definition{Namespace: "app", Name: "clicks", Topic: "clicks",
+		ValueFormat: "json", Infer: true, Schema: json.RawMessage(declared)}, []tables.PartitionStart{{Partition: 0}})
+	require.NoError(t, err)
+	store := schemas.NewStore(pool, nil)
+	res, version, err := store.Build(ctx, tbl, []*kgo.Record{{Partition: 0, Offset: 0, Value: []byte(`{"id":1,"":{"":0},"x":{"":1,"y":2}}`)}}, -1)
+	require.NoError(t, err)
+	require.Equal(t, 1, version)
+	require.EqualValues(t, 2, res.Unknown, `"" and x.""`)
+	v, err := store.Version(ctx, tbl.ID, 1)
+	require.NoError(t, err)
+	require.Equal(t, []int{11, 12, 13}, fieldIDs(v, "id", "x", "x.y"))
+
+	tbl, err = tables.Get(ctx, pool, tbl.ID)
+	require.NoError(t, err)
+	res, version, err = store.Build(ctx, tbl, []*kgo.Record{{Partition: 0, Offset: 1, Value: []byte(`{"id":2,"_kafka":{"a":1},"z":true}`)}}, -1)
+	require.NoError(t, err)
+	require.Equal(t, 1, version, "_kafka keeps the record's new fields out")
+	require.EqualValues(t, 2, res.Unknown)
+	require.EqualValues(t, 1, res.Data.Stats.RecordCount)
+}
