@@ -10,7 +10,7 @@ GO ?= go
 # continuous produce; the table is checked exact at the end).
 DURATION ?= 2m
 
-.PHONY: all build deps dev test test-race vet lint clean soak bench
+.PHONY: all build deps dev test test-race vet lint clean soak bench fuzz
 
 all: build
 
@@ -36,6 +36,12 @@ test: deps
 DURATION ?= 2m
 soak: deps
 	$(GO) run ./internal/pgtest/withpg -- bash -c 'MINK_SOAK_DURATION=$(DURATION) $(GO) test -count=1 -v -run TestFailoverSoak -timeout 2h ./e2e/'
+
+# Every Go fuzz target (scripts/fuzz), one at a time, each for FUZZTIME;
+# a crash fails and leaves its input in the package's testdata/fuzz/.
+FUZZTIME ?= 20s
+fuzz: deps
+	$(GO) run ./internal/pgtest/withpg -- env FUZZTIME=$(FUZZTIME) scripts/fuzz
 
 lint:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }

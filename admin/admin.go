@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -175,7 +176,9 @@ func (h *Handler) createTable(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid table definition: "+err.Error())
 		return
 	}
-	if dec.More() {
+	// Only white space may follow (dec.More is false before a stray '}'
+	// or ']': found by fuzzing).
+	if _, err := dec.Token(); err != io.EOF {
 		writeError(w, http.StatusBadRequest, "invalid table definition: unexpected data after the JSON object")
 		return
 	}

@@ -55,6 +55,9 @@ func TestTablesAPI(t *testing.T) {
 		{`{"namespace":"app","name":"x","topic":"events","value_format":"raw","colour":"red"}`, 400, "colour"},
 		{`{"namespace":`, 400, "invalid"},
 		{`{"namespace":"app","name":"y","topic":"events","value_format":"raw"} trailing`, 400, "after the JSON object"},
+		{`{"namespace":"app","name":"y","topic":"events","value_format":"raw"}}`, 400, "after the JSON object"},
+		{`{"namespace":"app","name":"y","topic":"events","value_format":"raw"}]`, 400, "after the JSON object"},
+		{`{"namespace":"app","name":"y","topic":"events","value_format":"raw"} {}`, 400, "after the JSON object"},
 	}
 	for _, b := range bad {
 		code, body := do("POST", "/admin/v1/tables", b.body)

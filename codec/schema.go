@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/iceberg-go"
 )
@@ -261,6 +263,58 @@ func CheckSchemaSize(schema *iceberg.Schema) error {
 	if len(b) > MaxSchemaJSON {
 		return fmt.Errorf("%w: its JSON takes %d bytes (%d fields), more than %d (manifests carry it in an Avro header limited to 1 MiB)",
 			ErrSchemaTooLarge, len(b), schema.HighestFieldID(), MaxSchemaJSON)
+	}
+	return nil
+}
+
+// ErrSchemaText is wrapped by CheckSchema's errors for a field name or doc
+// that PostgreSQL cannot store.
+var ErrSchemaText = errors.New("table schema text PostgreSQL cannot store")
+
+// CheckSchema returns an error when schema cannot be stored: its JSON is
+// larger than MaxSchemaJSON (CheckSchemaSize, ErrSchemaTooLarge), or a
+// field name or doc, at any depth, is not valid UTF-8 or holds U+0000
+// (ErrSchemaText). Schemas are kept in PostgreSQL jsonb, which holds
+// neither (PostgreSQL docs, "JSON Types"): such a schema would fail in the
+// database at create, and at every try of an evolution to it (a JSON key
+// of an inferring table's record, a JSON Schema property of a registry
+// subject). Call it before a schema is stored.
+func CheckSchema(schema *iceberg.Schema) error {
+	if err := checkText(schema.AsStruct().FieldList, ""); err != nil {
+		return err
+	}
+	return CheckSchemaSize(schema)
+}
+
+func checkText(fields []iceberg.NestedField, path string) error {
+	for _, f := range fields {
+		p := f.Name
+		if path != "" {
+			p = path + "." + f.Name
+		}
+		for _, s := range []string{f.Name, f.Doc} {
+			if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+				return fmt.Errorf("%w: field %q: its name or doc is not valid UTF-8 or holds U+0000", ErrSchemaText, p)
+			}
+		}
+		if err := checkTypeText(f.Type, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkTypeText(t iceberg.Type, path string) error {
+	switch t := t.(type) {
+	case *iceberg.StructType:
+		return checkText(t.FieldList, path)
+	case *iceberg.ListType:
+		return checkTypeText(t.Element, path+".element")
+	case *iceberg.MapType:
+		if err := checkTypeText(t.KeyType, path+".key"); err != nil {
+			return err
+		}
+		return checkTypeText(t.ValueType, path+".value")
 	}
 	return nil
 }

@@ -246,3 +246,25 @@ func TestCheckSchemaSize(t *testing.T) {
 	require.ErrorIs(t, err, codec.ErrSchemaTooLarge)
 	require.ErrorContains(t, err, "(50000 fields), more than 524288")
 }
+
+// CheckSchema refuses a name or doc PostgreSQL's jsonb cannot hold
+// (U+0000, invalid UTF-8), at any depth (found by fuzzing).
+func TestCheckSchemaText(t *testing.T) {
+	P := iceberg.PrimitiveTypes
+	in := func(f iceberg.NestedField) *iceberg.Schema {
+		return iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "l", Type: &iceberg.ListType{ElementID: 2,
+			Element: &iceberg.StructType{FieldList: []iceberg.NestedField{f}}}})
+	}
+	require.NoError(t, codec.CheckSchema(in(iceberg.NestedField{ID: 3, Name: "ü", Type: P.String, Doc: "ok"})))
+	for _, f := range []iceberg.NestedField{
+		{ID: 3, Name: "a\x00", Type: P.String},
+		{ID: 3, Name: "a", Type: P.String, Doc: "\x00"},
+		{ID: 3, Name: "\xff", Type: P.String},
+		{ID: 3, Name: "m", Type: &iceberg.MapType{KeyID: 4, KeyType: P.String, ValueID: 5, ValueType: &iceberg.StructType{
+			FieldList: []iceberg.NestedField{{ID: 6, Name: "\x00", Type: P.Int32}}}}},
+	} {
+		err := codec.CheckSchema(in(f))
+		require.ErrorIs(t, err, codec.ErrSchemaText, "%q %q", f.Name, f.Doc)
+	}
+	require.ErrorContains(t, codec.CheckSchema(in(iceberg.NestedField{ID: 3, Name: "a\x00", Type: P.String})), `field "l.element.a\x00"`)
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/apache/iceberg-go"
 	"github.com/jackc/pgx/v5"
@@ -57,8 +58,13 @@ func (s *Store) inferNew(ctx context.Context, t *tables.Table, records []*kgo.Re
 	if len(candidates) == 0 {
 		return -1, nil
 	}
+	opts, err := codec.JSONOptionsOf(t.Properties)
+	if err != nil {
+		return -1, err
+	}
+	fold := opts.FieldMatching == codec.MatchCaseInsensitive
 	version := -1
-	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		var b []byte
 		if err := tx.QueryRow(ctx, tableLockSQL, t.ID).Scan(&b); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
@@ -72,17 +78,21 @@ func (s *Store) inferNew(ctx context.Context, t *tables.Table, records []*kgo.Re
 		}
 		cur := latest
 		for _, c := range candidates {
-			added := onlyNew(Columns(cur), c)
+			added := onlyNew(Columns(cur), c, fold)
 			if len(added) == 0 {
 				continue
 			}
 			next, changed, err := evolveRole(cur, t.KeyFormat, false, added)
 			if err != nil {
 				var inc *IncompatibleError
-				if errors.As(err, &inc) || errors.Is(err, codec.ErrSchemaTooLarge) {
+				if errors.As(err, &inc) || errors.Is(err, codec.ErrSchemaTooLarge) || errors.Is(err, codec.ErrSchemaText) ||
+					errors.Is(err, ErrInvalidField) {
 					continue // this record's shape does not fit: its fields stay out
 				}
 				return err
+			}
+			if changed && decodable(t, next) != nil {
+				continue // e.g. "b" and "B" with case-insensitive matching: their fields stay out
 			}
 			if changed {
 				cur = next
@@ -135,13 +145,15 @@ func inferCandidates(records []*kgo.Record) [][]iceberg.NestedField {
 // lacks, at any depth: a struct both have keeps only its new fields (and
 // is left out when it has none; so are the fields of both whose inferred
 // type differs, which the json decoder converts or dead-letters as for
-// any declared schema).
-func onlyNew(cur, inc []iceberg.NestedField) []iceberg.NestedField {
+// any declared schema). With fold (case-insensitive field matching) a
+// field matches the one of cur whose name equals its own under case
+// folding, as the json decoder matches them, and takes cur's spelling.
+func onlyNew(cur, inc []iceberg.NestedField, fold bool) []iceberg.NestedField {
 	var out []iceberg.NestedField
 	for _, f := range inc {
 		var c *iceberg.NestedField
 		for i := range cur {
-			if cur[i].Name == f.Name {
+			if cur[i].Name == f.Name || fold && strings.EqualFold(cur[i].Name, f.Name) {
 				c = &cur[i]
 				break
 			}
@@ -150,9 +162,9 @@ func onlyNew(cur, inc []iceberg.NestedField) []iceberg.NestedField {
 			out = append(out, f)
 			continue
 		}
-		if t := onlyNewType(c.Type, f.Type); t != nil {
+		if t := onlyNewType(c.Type, f.Type, fold); t != nil {
 			g := f
-			g.Type, g.Required = t, false
+			g.Name, g.Type, g.Required = c.Name, t, false
 			out = append(out, g)
 		}
 	}
@@ -160,14 +172,14 @@ func onlyNew(cur, inc []iceberg.NestedField) []iceberg.NestedField {
 }
 
 // onlyNewType is onlyNew inside a field both have: nil when nothing new.
-func onlyNewType(c, i iceberg.Type) iceberg.Type {
+func onlyNewType(c, i iceberg.Type, fold bool) iceberg.Type {
 	switch ct := c.(type) {
 	case *iceberg.StructType:
 		it, ok := i.(*iceberg.StructType)
 		if !ok {
 			return nil
 		}
-		if fs := onlyNew(ct.FieldList, it.FieldList); len(fs) > 0 {
+		if fs := onlyNew(ct.FieldList, it.FieldList, fold); len(fs) > 0 {
 			return &iceberg.StructType{FieldList: fs}
 		}
 	case *iceberg.ListType:
@@ -175,7 +187,7 @@ func onlyNewType(c, i iceberg.Type) iceberg.Type {
 		if !ok {
 			return nil
 		}
-		if e := onlyNewType(ct.Element, it.Element); e != nil {
+		if e := onlyNewType(ct.Element, it.Element, fold); e != nil {
 			return &iceberg.ListType{ElementID: it.ElementID, Element: e, ElementRequired: ct.ElementRequired}
 		}
 	case *iceberg.MapType:
@@ -183,7 +195,7 @@ func onlyNewType(c, i iceberg.Type) iceberg.Type {
 		if !ok {
 			return nil
 		}
-		if v := onlyNewType(ct.ValueType, it.ValueType); v != nil {
+		if v := onlyNewType(ct.ValueType, it.ValueType, fold); v != nil {
 			return &iceberg.MapType{KeyID: it.KeyID, KeyType: ct.KeyType, ValueID: it.ValueID, ValueType: v, ValueRequired: ct.ValueRequired}
 		}
 	}

@@ -22,6 +22,20 @@ const (
 	ReasonEvolve = "the table schema must evolve first"
 )
 
+// ErrInvalidField is wrapped by the errors of Evolve for an incoming field
+// no schema can take, whatever the table's: no name, no type, a name twice
+// in one struct, the reserved _kafka, types nested too deep. The incoming
+// schema is at fault, never the table.
+var ErrInvalidField = errors.New("invalid incoming field")
+
+// invalidField is an error that also wraps ErrInvalidField, its text
+// unchanged.
+type invalidField struct{ error }
+
+func (e invalidField) Unwrap() []error { return []error{e.error, ErrInvalidField} }
+
+func invalid(err error) error { return invalidField{err} }
+
 // IncompatibleError is a field whose incoming type the table's current
 // schema cannot take as it is.
 //
@@ -151,7 +165,8 @@ func Initial(keyFormat, valueFormat codec.Format, columns []iceberg.NestedField)
 // [*IncompatibleError] and no schema. Other errors: current is nil or does
 // not start with _kafka, lastColumnID is below its highest field id, an
 // incoming top-level field is named _kafka, a field has no name or type,
-// or two fields of one incoming struct share a name.
+// or two fields of one incoming struct share a name (the last four wrap
+// ErrInvalidField).
 //
 // Evolve is a pure function of its arguments: every node computes the same
 // next schema and ids.
@@ -194,7 +209,7 @@ func Compatible(current *iceberg.Schema, incoming []iceberg.NestedField) error {
 }
 
 func reservedError() error {
-	return fmt.Errorf("field %s: the name is reserved for Kafka metadata", codec.KafkaColumn)
+	return invalid(fmt.Errorf("field %s: the name is reserved for Kafka metadata", codec.KafkaColumn))
 }
 
 // merge checks the arguments of Evolve and merges incoming into current's
@@ -304,7 +319,7 @@ func (m *merger) field(path string, c, i iceberg.NestedField) (iceberg.NestedFie
 // typ merges incoming type i into table type c at path.
 func (m *merger) typ(path string, c, i iceberg.Type) (iceberg.Type, error) {
 	if c == nil || i == nil {
-		return nil, fmt.Errorf("field %s: no type", path)
+		return nil, invalid(fmt.Errorf("field %s: no type", path))
 	}
 	switch ct := c.(type) {
 	case *iceberg.StructType:
@@ -424,7 +439,7 @@ type freshIDs struct {
 // enter goes one level down to the type at path; leave comes back up.
 func (a *freshIDs) enter(path string) error {
 	if a.depth == codec.MaxTypeDepth {
-		return fmt.Errorf("field %s: types nested deeper than %d levels: %w", path, codec.MaxTypeDepth, codec.ErrUnsupported)
+		return invalid(fmt.Errorf("field %s: types nested deeper than %d levels: %w", path, codec.MaxTypeDepth, codec.ErrUnsupported))
 	}
 	a.depth++
 	return nil
@@ -450,7 +465,7 @@ func (a *freshIDs) next() int {
 // defaults dropped.
 func (a *freshIDs) field(f iceberg.NestedField, path string, required bool) (iceberg.NestedField, error) {
 	if f.Name == "" {
-		return iceberg.NestedField{}, fmt.Errorf("field %s: a field has no name", path)
+		return iceberg.NestedField{}, invalid(fmt.Errorf("field %s: a field has no name", path))
 	}
 	if err := a.enter(path); err != nil {
 		return iceberg.NestedField{}, err
@@ -467,7 +482,7 @@ func (a *freshIDs) field(f iceberg.NestedField, path string, required bool) (ice
 func (a *freshIDs) typ(t iceberg.Type, path string) (iceberg.Type, error) {
 	switch t := t.(type) {
 	case nil:
-		return nil, fmt.Errorf("field %s: no type", path)
+		return nil, invalid(fmt.Errorf("field %s: no type", path))
 	case *iceberg.StructType:
 		if err := uniqueNames(t.FieldList, path); err != nil {
 			return nil, err
@@ -513,10 +528,10 @@ func uniqueNames(fields []iceberg.NestedField, prefix string) error {
 	seen := make(map[string]bool, len(fields))
 	for _, f := range fields {
 		if f.Name == "" {
-			return fmt.Errorf("field %s: a field has no name", join(prefix, "<empty>"))
+			return invalid(fmt.Errorf("field %s: a field has no name", join(prefix, "<empty>")))
 		}
 		if seen[f.Name] {
-			return fmt.Errorf("field %s: the name appears twice in one struct", join(prefix, f.Name))
+			return invalid(fmt.Errorf("field %s: the name appears twice in one struct", join(prefix, f.Name)))
 		}
 		seen[f.Name] = true
 	}

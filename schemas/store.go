@@ -433,6 +433,9 @@ func (s *Store) decideWriter(ctx context.Context, t *tables.Table, k writerKey, 
 				cols = jsonFits(rolePart(latest, t.KeyFormat, k.key), cols)
 			}
 			next, changed, err := evolveRole(latest, t.KeyFormat, k.key, cols)
+			if err == nil && changed {
+				err = decodable(t, next)
+			}
 			switch {
 			case err != nil:
 				m = writerMapping{err: fmt.Sprintf("%s: schema id %d: %v", role(k.key), k.id, err)}
@@ -536,6 +539,25 @@ func jsonFitsType(c, i iceberg.Type) iceberg.Type {
 	return i
 }
 
+// decodable returns the error of t's decoders for schema, a new version
+// of t's: what a create and an alter refuse (two names of one struct equal
+// under case folding with case-insensitive matching), an evolution must
+// refuse too, or every build with that version would fail (found by
+// fuzzing inference).
+func decodable(t *tables.Table, schema *iceberg.Schema) error {
+	opts, err := codec.JSONOptionsOf(t.Properties)
+	if err != nil {
+		return err
+	}
+	if _, err := codec.NewDecoderConfig(schema, codec.DecoderConfig{Format: t.ValueFormat, KeyFormat: t.KeyFormat, JSON: opts}); err != nil {
+		return err
+	}
+	if t.KeyFormat.Registry() {
+		_, err = codec.NewDecoderConfig(schema, codec.DecoderConfig{Format: t.KeyFormat, KeyFormat: t.KeyFormat, Key: true, JSON: opts})
+	}
+	return err
+}
+
 // evolveRole evolves the part of latest that a key (the key column) or a
 // value (the value columns) fills with cols, leaving the other part as it
 // is: a key schema never makes a value column optional.
@@ -558,7 +580,7 @@ func evolveRole(latest *iceberg.Schema, keyFormat codec.Format, key bool, cols [
 		out = append(append(out, fields[1:1+nk]...), Columns(next)...)
 	}
 	evolved := iceberg.NewSchema(latest.ID+1, out...)
-	if err := codec.CheckSchemaSize(evolved); err != nil {
+	if err := codec.CheckSchema(evolved); err != nil {
 		return latest, false, err
 	}
 	return evolved, true, nil

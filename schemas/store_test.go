@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/minkhq/mink/codec"
 	"github.com/minkhq/mink/codec/wire"
 	"github.com/minkhq/mink/internal/pgtest"
 	"github.com/minkhq/mink/internal/testkit"
@@ -289,4 +290,101 @@ func TestSpecAlternatingWriters(t *testing.T) {
 	require.Equal(t, 1, version)
 	require.Nil(t, res.DLQ)
 	require.EqualValues(t, len(recs), res.Data.Stats.RecordCount)
+}
+
+// A JSON key holding U+0000 cannot name a column (PostgreSQL's jsonb, where
+// schemas are kept, holds no U+0000): inference leaves it out, as an
+// unknown field counted, and still adds the record's other new fields.
+// Before, the new schema version failed in the database at every build of
+// the range, and the table's indexing stopped there (found by fuzzing).
+func TestStoreInferNULKey(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := pgtest.Pool(t)
+	declared := `{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":false}]}`
+	tbl, err := tables.Create(ctx, pool, testkit.Warehouse, tables.Definition{Namespace: "app", Name: "clicks", Topic: "clicks",
+		ValueFormat: "json", Infer: true, Schema: json.RawMessage(declared)}, []tables.PartitionStart{{Partition: 0}})
+	require.NoError(t, err)
+	store := schemas.NewStore(pool, nil)
+	recs := []*kgo.Record{{Partition: 0, Offset: 0, Value: []byte(`{"id":1,"a\u0000b":2,"s":{"\u0000":1,"ok":true}}`)}}
+	res, version, err := store.Build(ctx, tbl, recs, -1)
+	require.NoError(t, err)
+	require.Equal(t, 1, version)
+	require.EqualValues(t, 2, res.Unknown)
+	require.Nil(t, res.DLQ)
+	v, err := store.Version(ctx, tbl.ID, 1)
+	require.NoError(t, err)
+	require.Equal(t, []int{11, 12, 13}, fieldIDs(v, "id", "s", "s.ok"))
+	require.Len(t, v.Fields(), 3, "_kafka, id, s")
+}
+
+// An inferred version the decoder would refuse (with case-insensitive
+// matching, new fields "b" and "B") is not added: every build with it
+// would fail, and the table's indexing would stop (found by fuzzing). The
+// fields stay unknown, counted; the records are stored.
+func TestStoreInferFoldedNames(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := pgtest.Pool(t)
+	declared := `{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":false}]}`
+	tbl, err := tables.Create(ctx, pool, testkit.Warehouse, tables.Definition{Namespace: "app", Name: "clicks", Topic: "clicks",
+		ValueFormat: "json", Infer: true, Schema: json.RawMessage(declared),
+		Properties: map[string]string{codec.PropFieldMatching: string(codec.MatchCaseInsensitive)}}, []tables.PartitionStart{{Partition: 0}})
+	require.NoError(t, err)
+	store := schemas.NewStore(pool, nil)
+	recs := []*kgo.Record{{Partition: 0, Offset: 0, Value: []byte(`{"ID":1,"b":1,"B":2}`)}}
+	res, version, err := store.Build(ctx, tbl, recs, -1)
+	require.NoError(t, err)
+	require.Equal(t, 0, version)
+	require.EqualValues(t, 2, res.Unknown)
+	require.Nil(t, res.DLQ)
+	require.EqualValues(t, 1, res.Data.Stats.RecordCount)
+	all, err := tables.SchemaVersions(ctx, pool, tbl.ID, -1)
+	require.NoError(t, err)
+	require.Len(t, all, 1)
+
+	// A key that spells a column in another case is that column, not a
+	// new field: "ID" is "id", "S.X" is "s.x"; "c" and "s.y" are new.
+	tbl, err = tables.Get(ctx, pool, tbl.ID)
+	require.NoError(t, err)
+	_, version, err = store.Build(ctx, tbl, []*kgo.Record{{Partition: 0, Offset: 1, Value: []byte(`{"ID":2,"s":{"x":1}}`)}}, -1)
+	require.NoError(t, err)
+	require.Equal(t, 1, version)
+	tbl, err = tables.Get(ctx, pool, tbl.ID)
+	require.NoError(t, err)
+	res, version, err = store.Build(ctx, tbl, []*kgo.Record{{Partition: 0, Offset: 2, Value: []byte(`{"ID":3,"c":true,"S":{"X":2,"y":"z"}}`)}}, -1)
+	require.NoError(t, err)
+	require.Equal(t, 2, version)
+	require.Zero(t, res.Unknown)
+	v, err := store.Version(ctx, tbl.ID, 2)
+	require.NoError(t, err)
+	require.Equal(t, []int{11, 12, 13, 14, 15}, fieldIDs(v, "id", "s", "s.x", "s.y", "c"))
+	require.Len(t, v.Fields(), 4, "_kafka, id, s, c")
+}
+
+// Keys inference cannot make columns of (an empty key; _kafka, reserved at
+// the top level) never make a build fail: their fields stay unknown,
+// counted, and the records are stored (found by FuzzInferBuild: a range
+// with {"":{"":0}} failed at every build).
+func TestStoreInferInvalidNames(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := pgtest.Pool(t)
+	declared := `{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":false}]}`
+	tbl, err := tables.Create(ctx, pool, testkit.Warehouse, tables.Definition{Namespace: "app", Name: "clicks", Topic: "clicks",
+		ValueFormat: "json", Infer: true, Schema: json.RawMessage(declared)}, []tables.PartitionStart{{Partition: 0}})
+	require.NoError(t, err)
+	store := schemas.NewStore(pool, nil)
+	res, version, err := store.Build(ctx, tbl, []*kgo.Record{{Partition: 0, Offset: 0, Value: []byte(`{"id":1,"":{"":0},"x":{"":1,"y":2}}`)}}, -1)
+	require.NoError(t, err)
+	require.Equal(t, 1, version)
+	require.EqualValues(t, 2, res.Unknown, `"" and x.""`)
+	v, err := store.Version(ctx, tbl.ID, 1)
+	require.NoError(t, err)
+	require.Equal(t, []int{11, 12, 13}, fieldIDs(v, "id", "x", "x.y"))
+
+	tbl, err = tables.Get(ctx, pool, tbl.ID)
+	require.NoError(t, err)
+	res, version, err = store.Build(ctx, tbl, []*kgo.Record{{Partition: 0, Offset: 1, Value: []byte(`{"id":2,"_kafka":{"a":1},"z":true}`)}}, -1)
+	require.NoError(t, err)
+	require.Equal(t, 1, version, "_kafka keeps the record's new fields out")
+	require.EqualValues(t, 2, res.Unknown)
+	require.EqualValues(t, 1, res.Data.Stats.RecordCount)
 }

@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
@@ -233,6 +234,16 @@ func validate(def *Definition) error {
 	if def.Topic == "" {
 		return fmt.Errorf("%w: topic is required", ErrInvalid)
 	}
+	// PostgreSQL's text and jsonb hold neither U+0000 nor invalid UTF-8.
+	texts := []string{def.Topic, def.Subject, def.KeySubject}
+	for k, v := range def.Properties {
+		texts = append(texts, k, v)
+	}
+	for _, s := range texts {
+		if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+			return fmt.Errorf("%w: topic, subjects and properties must be valid UTF-8 without U+0000, not %q", ErrInvalid, s)
+		}
+	}
 	if def.KeyFormat == "" {
 		def.KeyFormat = string(codec.Raw)
 	}
@@ -309,7 +320,7 @@ func Schemas(def *Definition) (table, dlq *iceberg.Schema, err error) {
 	}
 	table, err = codec.TableSchema(codec.Format(def.KeyFormat), codec.Format(def.ValueFormat), declared)
 	if err == nil {
-		err = codec.CheckSchemaSize(table)
+		err = codec.CheckSchema(table)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, err)

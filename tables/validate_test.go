@@ -114,3 +114,23 @@ func TestSchemaTooLarge(t *testing.T) {
 	require.ErrorIs(t, err, tables.ErrInvalid)
 	require.ErrorIs(t, err, codec.ErrSchemaTooLarge)
 }
+
+// Text PostgreSQL cannot store (U+0000, invalid UTF-8) in a topic, a
+// subject, a property or a schema's names and docs is an invalid
+// definition, not a failure of the database at create (found by fuzzing:
+// the admin API answered 500).
+func TestDefinitionText(t *testing.T) {
+	for _, def := range []tables.Definition{
+		{Topic: "a\x00", ValueFormat: "raw"},
+		{Topic: "a", ValueFormat: "raw", Properties: map[string]string{"owner": "\x00"}},
+		{Topic: "a", ValueFormat: "raw", Properties: map[string]string{"own\x00er": "x"}},
+		{Topic: "a", ValueFormat: "raw", Properties: map[string]string{"owner": "\xff"}},
+		{Topic: "a", ValueFormat: "avro", Subject: "s\x00"},
+		{Topic: "a", ValueFormat: "json", Schema: []byte(`{"type":"struct","fields":[{"id":1,"name":"a\u0000","type":"int","required":false}]}`)},
+		{Topic: "a", ValueFormat: "json", Schema: []byte(`{"type":"struct","fields":[{"id":1,"name":"a","type":"int","required":false,"doc":"\u0000"}]}`)},
+	} {
+		def.Namespace, def.Name = "t", "x"
+		_, _, err := tables.Schemas(&def)
+		require.ErrorIs(t, err, tables.ErrInvalid, "%+v", def)
+	}
+}

@@ -119,6 +119,13 @@ func (s *shape) merge(v *val, rec int) {
 			s.fields = map[string]*shape{}
 		}
 		for j, k := range v.keys {
+			if k == "" || strings.ContainsRune(k, 0) {
+				// No column can be named so: a field needs a name, and
+				// PostgreSQL's jsonb, where schemas are kept, holds no
+				// U+0000. The field stays unknown (counted by the
+				// decoder).
+				continue
+			}
 			f := s.fields[k]
 			if f == nil {
 				f = &shape{}

@@ -163,3 +163,13 @@ func TestInferNothing(t *testing.T) {
 	require.EqualError(t, err, "no field to infer: the 3 records hold only empty objects")
 	require.Equal(t, []string{"e"}, inf.Omitted())
 }
+
+// A key holding U+0000 (PostgreSQL's jsonb holds none) or empty names no
+// column: it is left out at any depth (found by fuzzing).
+func TestInferNULKey(t *testing.T) {
+	var inf infer.Inferrer
+	require.NoError(t, inf.Add([]byte(`{"a\u0000":1,"b":{"\u0000":"x","c":true,"":1},"d":[{"e\u0000f":null}],"":{"x":1}}`)))
+	st, err := inf.Struct()
+	require.NoError(t, err)
+	require.Equal(t, "struct<1 b: struct<2 c: boolean>>", show(st))
+}
