@@ -128,7 +128,16 @@ func TestVend(t *testing.T) {
 	}
 	other := vend(t, []string{"analytics/events/"}, exp)
 	if other.AccessKeyID == c.AccessKeyID || other.SecretAccessKey == c.SecretAccessKey {
-		t.Error("two vends gave the same keys")
+		t.Error("two grants gave the same keys")
+	}
+	// The same grant and expiry vend the same credentials (a table load's
+	// ETag holds while they do); another expiry, others.
+	if again := vend(t, []string{"analytics/events/", "analytics/events~dlq/"}, exp); again.AccessKeyID != c.AccessKeyID ||
+		again.SecretAccessKey != c.SecretAccessKey || again.SessionToken != c.SessionToken {
+		t.Errorf("vended again: %+v, first %+v", again, c)
+	}
+	if later := vend(t, []string{"analytics/events/", "analytics/events~dlq/"}, exp.Add(time.Minute)); later.AccessKeyID == c.AccessKeyID {
+		t.Errorf("another expiry gave the same access key id %s", later.AccessKeyID)
 	}
 	if _, err := auth.ParseToken(auth.DeriveKey([]byte("another cluster"), auth.PurposeCredentials), c.SessionToken); !errors.Is(err, auth.ErrInvalidToken) {
 		t.Errorf("another key's token: %v", err)
@@ -238,7 +247,7 @@ func TestVerify(t *testing.T) {
 	add("token of another cluster", signed(t, awsCreds(vendWith(t, []byte("other"), "alice")), http.MethodGet, key, nil, testRegion, now), 400, auth.CodeInvalidToken)
 
 	swapped := ac
-	swapped.SessionToken = vend(t, []string{"a/t1/"}, now.Add(time.Hour)).SessionToken
+	swapped.SessionToken = vend(t, []string{"a/t1/"}, now.Add(time.Hour+time.Minute)).SessionToken
 	add("another credential's token", signed(t, swapped, http.MethodGet, key, nil, testRegion, now), 403, auth.CodeInvalidAccessKeyID)
 	noToken := ac
 	noToken.SessionToken = ""

@@ -2,8 +2,8 @@ package auth
 
 import (
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base32"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -17,8 +17,9 @@ import (
 // keys below Prefixes (below the warehouse) until Expiration, signed with
 // AWS Signature V4.
 type Credentials struct {
-	// AccessKeyID is "MINK" and 16 random upper-case letters and digits
-	// (20 characters, the shape of an AWS access key id).
+	// AccessKeyID is "MINK" and 16 upper-case letters and digits (20
+	// characters, the shape of an AWS access key id), derived from the
+	// rest: the same principal, prefixes and expiration give the same id.
 	AccessKeyID string
 	// SecretAccessKey is 40 base64 characters, derived from the key, the
 	// access key id and the session token's content (never stored).
@@ -53,6 +54,7 @@ const (
 	// Domain separation of the two HMACs under the one credentials key.
 	labelMAC    = "mink s3 token mac\x00"
 	labelSecret = "mink s3 secret\x00"
+	labelAKID   = "mink s3 access key id\x00"
 )
 
 // Vend returns credentials for principal to read the keys below prefixes
@@ -83,11 +85,16 @@ func Vend(key []byte, principal string, prefixes []string, expiration time.Time)
 		}
 	}
 	c := Credentials{
-		AccessKeyID: akidPrefix + rand.Text()[:akidLen-len(akidPrefix)],
-		Expiration:  time.Unix(expiration.Unix(), 0).UTC(),
-		Prefixes:    append([]string(nil), prefixes...),
-		Principal:   principal,
+		Expiration: time.Unix(expiration.Unix(), 0).UTC(),
+		Prefixes:   append([]string(nil), prefixes...),
+		Principal:  principal,
 	}
+	// The access key id is a function of the rest, so the same grant and
+	// expiry vend the same credentials: a table load's ETag holds while
+	// they do (a revalidating engine gets 304, not new keys).
+	c.AccessKeyID = strings.Repeat("0", akidLen) // fixed width while it is derived
+	idMAC := mac(key, labelAKID, encodePayload(c))
+	c.AccessKeyID = akidPrefix + base32.StdEncoding.EncodeToString(idMAC)[:akidLen-len(akidPrefix)]
 	payload := encodePayload(c)
 	c.SessionToken = base64.RawURLEncoding.EncodeToString(append(payload, mac(key, labelMAC, payload)...))
 	if len(c.SessionToken) > maxToken {
