@@ -28,7 +28,7 @@ dev: build
 test: deps
 	@scripts/ensure-node
 	$(GO) vet ./...
-	$(GO) run ./internal/pgtest/withpg -- bash -c '$(GO) test -count=1 -timeout 15m ./... && $(GO) test -count=1 -race -timeout 10m ./cluster/ ./objects/ ./catalog/ ./admin/ ./tail/ ./commit/ ./indexer/ ./writer/ ./schemas/'
+	$(GO) run ./internal/pgtest/withpg -- bash -c '$(GO) test -count=1 -timeout 15m ./... && $(GO) test -count=1 -race -timeout 10m ./cluster/ ./objects/ ./catalog/ ./admin/ ./tail/ ./commit/ ./indexer/ ./writer/ ./schemas/ ./auth/'
 
 # Random crashes, clean stops, pauses and joins of `mink serve` processes
 # under continuous produce, then an exactness check (e2e TestFailoverSoak).
