@@ -58,11 +58,30 @@ func TestTablesAPI(t *testing.T) {
 		{`{"namespace":"app","name":"y","topic":"events","value_format":"raw"}}`, 400, "after the JSON object"},
 		{`{"namespace":"app","name":"y","topic":"events","value_format":"raw"}]`, 400, "after the JSON object"},
 		{`{"namespace":"app","name":"y","topic":"events","value_format":"raw"} {}`, 400, "after the JSON object"},
+		// Locations may not nest: a table of namespace app.events, or one
+		// named data or metadata there, would lie in app.events's files
+		// (s3://mink/app/events/…), and so would its vended credentials.
+		{`{"namespace":"app.events","name":"sub","topic":"events","value_format":"raw"}`, 409, "table app.events's"},
+		{`{"namespace":"app.events","name":"data","topic":"events","value_format":"raw"}`, 409, "a namespace cannot have the path of a table"},
+		{`{"namespace":"app.events.deeper","name":"metadata","topic":"events","value_format":"raw"}`, 409, "table app.events's"},
 	}
 	for _, b := range bad {
 		code, body := do("POST", "/admin/v1/tables", b.body)
 		require.Equal(t, b.code, code, b.body)
 		require.Contains(t, body["error"], b.msg, b.body)
+	}
+
+	// And the other way: a table whose location a created table's lies in.
+	code, body = do("POST", "/admin/v1/tables", `{"namespace":"ns.a","name":"b","topic":"events","value_format":"raw"}`)
+	require.Equal(t, http.StatusCreated, code, body)
+	code, body = do("POST", "/admin/v1/tables", `{"namespace":"ns","name":"a","topic":"events","value_format":"raw"}`)
+	require.Equal(t, http.StatusConflict, code, body)
+	require.Contains(t, body["error"], "table ns.a.b's (s3://mink/ns/a/b)")
+	code, body = do("POST", "/admin/v1/tables", `{"namespace":"ns","name":"a1","topic":"events","value_format":"raw"}`)
+	require.Equal(t, http.StatusCreated, code, body) // a prefix of the string, not of the path
+	for _, name := range []string{"ns.a.b", "ns.a1"} {
+		code, body = do("DELETE", "/admin/v1/tables/"+name, "")
+		require.Equal(t, http.StatusNoContent, code, body)
 	}
 
 	code, body = do("GET", "/admin/v1/tables/app.events/partitions", "")

@@ -167,6 +167,15 @@ func TestVend(t *testing.T) {
 func TestAllowsKey(t *testing.T) {
 	c := vend(t, []string{"a/t1/"}, time.Now().Add(time.Hour))
 	dlq := vend(t, []string{"a/t1/", "a/t1~dlq/"}, time.Now().Add(time.Hour))
+	nested := vend(t, []string{"a/t1/data/", "a/t1/metadata/"}, time.Now().Add(time.Hour))
+	for _, key := range []string{"a/t1/data/0/0-100-1.parquet", "a/t1/metadata/00001.metadata.json"} {
+		if nested.AllowsKey(key) {
+			t.Errorf("credentials of tables a.t1.data and a.t1.metadata read a.t1's %s", key)
+		}
+	}
+	if !nested.AllowsKey("a/t1/data/data/0/0-100-1.parquet") || !nested.AllowsKey("a/t1/metadata/metadata/00001.metadata.json") {
+		t.Error("credentials of tables a.t1.data and a.t1.metadata do not read their own files")
+	}
 	for _, k := range []struct {
 		key       string
 		want, dlq bool
@@ -181,6 +190,18 @@ func TestAllowsKey(t *testing.T) {
 		{"a/t1//metadata/x", false, false},
 		{"a/t1/./metadata/x", false, false},
 		{"", false, false},
+		// Nested locations (the trial's case; tables refuses them too):
+		// a table of namespace a.t1, and tables a.t1.data, a.t1.metadata,
+		// whose files would lie below a/t1/; and a/t1's own files seen
+		// from a grant on a.t1.data (a/t1/data/) or a.t1.metadata.
+		{"a/t1/sub/metadata/00001.metadata.json", false, false},
+		{"a/t1/sub/data/0/0-100-1.parquet", false, false},
+		{"a/t1/data/data/0/0-100-1.parquet", false, false},
+		{"a/t1/data/metadata/00001.metadata.json", false, false},
+		{"a/t1/metadata/metadata/00001.metadata.json", false, false},
+		{"a/t1/data/x/0-100-1.parquet", false, false},
+		{"a/t1/data/0", false, false},
+		{"a/t1/stats.puffin", false, false},
 	} {
 		if got := c.AllowsKey(k.key); got != k.want {
 			t.Errorf("t1's AllowsKey(%q) = %v", k.key, got)

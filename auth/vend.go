@@ -135,16 +135,46 @@ func ParseToken(key []byte, token string) (Credentials, error) {
 var ErrInvalidToken = errors.New("auth: invalid session token")
 
 // AllowsKey reports whether c may read key (below the warehouse): it is
-// below one of c's prefixes and has no empty, "." or ".." segment (so a
-// key cannot climb out of its prefix).
+// one of the files of a table whose location is one of c's prefixes
+// (<prefix>metadata/<file> or <prefix>data/<partition>/<file>) and has no
+// empty, "." or ".." segment (so a key cannot climb out of its prefix).
 func (c *Credentials) AllowsKey(key string) bool {
 	if !cleanKey(key) {
 		return false
 	}
 	for _, p := range c.Prefixes {
-		if strings.HasPrefix(key, p) {
+		if rest, ok := strings.CutPrefix(key, p); ok && tableFile(rest) {
 			return true
 		}
+	}
+	return false
+}
+
+// tableFile reports whether rest, a key below a table's location, names
+// one of the table's own files: metadata/<file> or data/<partition>/<file>
+// (the shapes the S3 API serves, objects.classify). A key further down
+// (x/t1/sub/metadata/… below x/t1/) belongs to no table of the grant, so
+// a prefix never reaches another table's files even where locations nest
+// (tables refuses such locations too).
+func tableFile(rest string) bool {
+	dir, file, ok := strings.Cut(rest, "/")
+	if !ok {
+		return false
+	}
+	switch dir {
+	case "metadata":
+		return !strings.Contains(file, "/")
+	case "data":
+		part, name, ok := strings.Cut(file, "/")
+		if !ok || part == "" || strings.Contains(name, "/") {
+			return false
+		}
+		for _, c := range part {
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+		return true
 	}
 	return false
 }

@@ -26,6 +26,10 @@ import (
 // stores with it (partitions, leases), one file each under sql/; the
 // metadata files' are in metadata_file.go.
 var (
+	//go:embed sql/location_lock.sql
+	locationLockSQL string
+	//go:embed sql/location_overlap.sql
+	locationOverlapSQL string
 	//go:embed sql/table_insert.sql
 	tableInsertSQL string
 	//go:embed sql/table_by_id.sql
@@ -236,6 +240,9 @@ func insertTable(ctx context.Context, tx pgx.Tx, warehouse string, def Definitio
 	if dlqOf != nil {
 		t.ValueFormat = codec.Raw
 	}
+	if err := checkLocation(ctx, tx, location); err != nil {
+		return nil, err
+	}
 	err = tx.QueryRow(ctx, tableInsertSQL,
 		t.Namespace, t.Name, t.Topic, string(t.ValueFormat), string(t.KeyFormat), schemaJSON, t.Start, propsJSON,
 		id, location, dlqOf, metaLoc).Scan(&t.ID)
@@ -250,6 +257,32 @@ func insertTable(ctx context.Context, tx pgx.Tx, warehouse string, def Definitio
 		return nil, err
 	}
 	return t, nil
+}
+
+// locationLock is the advisory lock key that orders table creates for
+// checkLocation ("mink.tables.location" hashed once, a fixed bigint).
+const locationLock int64 = 0x6d696e6b_6c6f6301
+
+// checkLocation refuses, with ErrExists (409), a location that another
+// table's lies below or above: a table x.t1 and a table of namespace x.t1
+// (x/t1/ and x/t1/sub/), or x.t1 and x.t1.data (whose location is x.t1's
+// data directory). Keys are paths; credentials vended for one table's
+// prefix must never cover another's files (docs/design.md §4.1, §5). The
+// transaction-scoped advisory lock makes concurrent creates take turns.
+func checkLocation(ctx context.Context, tx pgx.Tx, location string) error {
+	if _, err := tx.Exec(ctx, locationLockSQL, locationLock); err != nil {
+		return err
+	}
+	var other, otherLoc string
+	err := tx.QueryRow(ctx, locationOverlapSQL, location).Scan(&other, &otherLoc)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil
+	case err != nil:
+		return err
+	}
+	return fmt.Errorf("%w: the location %s would lie inside or around table %s's (%s): a namespace cannot have the path of a table",
+		ErrExists, location, other, otherLoc)
 }
 
 // withProperty returns props (a copy) with k set to v.
