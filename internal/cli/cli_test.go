@@ -37,6 +37,10 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"serve", "--postgres", "postgres://x@127.0.0.1:1/x", "--kafka", "k:1"}, map[string]string{"MINK_AUTH": "off"}, "serve", `--auth must be principals or none, not "off"`},
 		{[]string{"serve", "--postgres", "postgres://x@127.0.0.1:1/x", "--kafka", "k:1", "--token-ttl", "0s"}, nil, "serve", "--token-ttl must be positive"},
 		{[]string{"serve", "--postgres", "postgres://x@127.0.0.1:1/x", "--kafka", "k:1", "--credentials-ttl", "-1m"}, nil, "serve", "--credentials-ttl must be positive"},
+		{[]string{"serve", "--postgres", "postgres://x@127.0.0.1:1/x", "--kafka", "k:1", "--credentials-ttl", "30s"}, nil, "serve", "--credentials-ttl must be from 2m0s to 12h0m0s, not 30s"},
+		{[]string{"serve", "--postgres", "postgres://x@127.0.0.1:1/x", "--kafka", "k:1", "--credentials-ttl", "200h"}, nil, "serve", "--credentials-ttl must be from 2m0s to 12h0m0s, not 200h0m0s"},
+		{[]string{"serve", "--postgres", "postgres://x@127.0.0.1:1/x", "--kafka", "k:1", "--token-ttl", "1s"}, nil, "serve", "--token-ttl must be from 1m0s to 24h0m0s, not 1s"},
+		{[]string{"serve", "--postgres", "postgres://x@127.0.0.1:1/x", "--kafka", "k:1"}, map[string]string{"MINK_TOKEN_TTL": "25h"}, "serve", "--token-ttl must be from 1m0s to 24h0m0s, not 25h0m0s"},
 		{[]string{"dev", "--auth", "open"}, nil, "dev", `--auth must be principals or none, not "open"`},
 		{[]string{"principal", "bogus"}, nil, "principal bogus", `unknown principal command "bogus"`},
 		// What no retry could fix fails before any connection.
