@@ -96,6 +96,12 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"scan", "ns.t", "--limit", "ten"}, nil, "scan", `invalid value "ten" for flag -limit`},
 		{[]string{"scan", "ns.t", "--format", "xml"}, nil, "scan", `unknown --format "xml"`},
 		{[]string{"scan", "nst"}, nil, "scan", `table name "nst" must be NS.NAME`},
+		// A credential without its ':' fails at parse, with the format and
+		// without the (secret) value.
+		{[]string{"scan", "ns.t", "--credential", "garbage"}, nil, "scan", "--credential must be CLIENT_ID:SECRET, as mink principal create prints it"},
+		{[]string{"table", "list"}, map[string]string{"MINK_CREDENTIAL": "id:"}, "table list", "--credential must be CLIENT_ID:SECRET"},
+		{[]string{"table", "create", "ns.t", "--topic", "t", "--value-format", "raw", "--credential", ":secret"}, nil, "table create", "--credential must be CLIENT_ID:SECRET"},
+		{[]string{"status", "--credential", "garbage"}, nil, "status", "--credential must be CLIENT_ID:SECRET"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			for k, v := range c.env {
@@ -130,6 +136,15 @@ func TestCommandHelp(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	require.Equal(t, 0, Main([]string{"help"}, &stdout, &stderr))
 	require.Contains(t, stdout.String(), "mink scan NS.NAME")
+
+	// scan takes any principal granted the table; table commands an admin.
+	stdout.Reset()
+	require.Equal(t, 0, Main([]string{"help", "scan"}, &stdout, &stderr))
+	require.Contains(t, stdout.String(), "a principal's, granted the table")
+	require.NotContains(t, stdout.String(), "admin principal")
+	stdout.Reset()
+	require.Equal(t, 0, Main([]string{"table", "list", "-h"}, &stdout, &stderr))
+	require.Contains(t, stdout.String(), "an admin principal's (mink principal create NAME --admin) CLIENT_ID:SECRET")
 
 	// `mink help serve` is `mink serve -h`.
 	stdout.Reset()
