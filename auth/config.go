@@ -16,6 +16,18 @@ const (
 	// DefaultCredentialsTTL is vended S3 credentials' lifetime (AWS STS's
 	// default session length too).
 	DefaultCredentialsTTL = time.Hour
+
+	// MinTokenTTL and MaxTokenTTL bound token_ttl: a shorter token makes
+	// clients ask for one nearly every request; a longer one keeps a leaked
+	// token usable longer (until it ends or its principal is revoked).
+	MinTokenTTL, MaxTokenTTL = time.Minute, 24 * time.Hour
+	// MinCredentialsTTL and MaxCredentialsTTL bound credentials_ttl. The
+	// vended expiry is now + credentials_ttl rounded down to the minute
+	// (Vend), so a lifetime under 2 min could vend credentials that expire
+	// within seconds, or already expired; 12 h is the longest session AWS
+	// STS grants (AssumeRole's DurationSeconds), the longest an engine
+	// expects S3 credentials to live.
+	MinCredentialsTTL, MaxCredentialsTTL = 2 * time.Minute, 12 * time.Hour
 )
 
 // Config is how a node authenticates its callers. Zero fields take the
@@ -37,13 +49,26 @@ func (cfg Config) WithDefaults() Config {
 }
 
 // Validate returns a wrapped *settings.Error for a mode other than
-// principals or none, or a negative lifetime.
+// principals or none, a negative lifetime, token_ttl outside
+// [MinTokenTTL, MaxTokenTTL] or credentials_ttl outside
+// [MinCredentialsTTL, MaxCredentialsTTL].
 func (cfg Config) Validate() error {
+	d := cfg.WithDefaults()
 	var mode error
-	switch m := cfg.WithDefaults().Mode; m {
+	switch d.Mode {
 	case ModePrincipals, ModeNone:
 	default:
-		mode = settings.Errorf("auth", "must be principals or none, not %q", string(m))
+		mode = settings.Errorf("auth", "must be principals or none, not %q", string(d.Mode))
 	}
-	return settings.Check("auth", mode, settings.Negative(cfg))
+	return settings.Check("auth", mode, settings.Negative(cfg),
+		between("token_ttl", d.TokenTTL, MinTokenTTL, MaxTokenTTL),
+		between("credentials_ttl", d.CredentialsTTL, MinCredentialsTTL, MaxCredentialsTTL))
+}
+
+// between returns an *settings.Error unless lo <= v <= hi.
+func between(key string, v, lo, hi time.Duration) error {
+	if v < lo || v > hi {
+		return settings.Errorf(key, "must be from %v to %v, not %v", lo, hi, v)
+	}
+	return nil
 }

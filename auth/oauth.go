@@ -126,8 +126,15 @@ const maxTokenForm = 64 << 10
 // HTTP Basic (RFC 6749 §2.3.1), not both; scope is echoed. Errors are the
 // spec's OAuthError: 400 invalid_request or unsupported_grant_type, 401
 // invalid_client (unknown client, wrong secret, revoked); 503 when
-// Postgres cannot be asked.
+// Postgres cannot be asked; 405 with Allow: POST and invalid_request for
+// any other method (RFC 6749 §3.2: the token endpoint takes POST only).
 func (a *Authenticator) ServeToken(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeOAuthError(w, http.StatusMethodNotAllowed, "invalid_request",
+			"the token endpoint takes POST (a form with grant_type=client_credentials), not "+r.Method)
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxTokenForm)
 	if err := r.ParseForm(); err != nil {
 		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the body is not a form: "+err.Error())

@@ -67,6 +67,21 @@ func TestAuthRequired(t *testing.T) {
 	rsp, _ := f.do("HEAD", "/v1/namespaces/a/tables/t1")
 	require.Equal(t, http.StatusUnauthorized, rsp.StatusCode)
 
+	// The tokens endpoint takes POST only: 405, Allow: POST, the spec's
+	// OAuthError (not a 404: the route exists).
+	for _, method := range []string{"GET", "PUT", "DELETE"} {
+		rsp, body := f.do(method, "/v1/oauth/tokens")
+		require.Equal(t, http.StatusMethodNotAllowed, rsp.StatusCode, "%s: %s", method, body)
+		require.Equal(t, "POST", rsp.Header.Get("Allow"))
+		require.Equal(t, "no-store", rsp.Header.Get("Cache-Control"))
+		oe := decode[map[string]string](t, body)
+		require.Equal(t, "invalid_request", oe["error"], "%s", body)
+		require.Contains(t, oe["error_description"], "takes POST", "%s", body)
+	}
+	rsp, _ = f.do("HEAD", "/v1/oauth/tokens")
+	require.Equal(t, http.StatusMethodNotAllowed, rsp.StatusCode)
+	require.Equal(t, "POST", rsp.Header.Get("Allow"))
+
 	tok := f.token("reader", false, "a.t1")
 	rsp, body := f.as(tok, "GET", "/v1/config")
 	require.Equal(t, http.StatusOK, rsp.StatusCode)

@@ -335,7 +335,6 @@ func TestNotFound(t *testing.T) {
 		{"/v1/namespaces/nope", "NoSuchNamespaceException"},
 		{"/v1/namespaces/nope/tables", "NoSuchNamespaceException"},
 		{"/v1/namespaces/a%1Fnope/tables", "NoSuchNamespaceException"},
-		{"/v1/namespaces/a%1F%1Fb/tables", "NoSuchNamespaceException"},
 		{"/v1/namespaces/bad%20name", "NoSuchNamespaceException"},
 		{"/v1/namespaces?parent=nope", "NoSuchNamespaceException"},
 		{"/v1/namespaces/a%1Fb/tables/nope", "NoSuchTableException"},
@@ -351,6 +350,31 @@ func TestNotFound(t *testing.T) {
 	}
 	rsp, body := f.do("PATCH", "/v1/namespaces")
 	requireError(t, rsp, body, http.StatusNotFound, "NotFoundException")
+}
+
+// A namespace with an empty level is a malformed request (400), not a
+// namespace that does not exist: none can.
+func TestEmptyNamespaceLevel(t *testing.T) {
+	f := newFixture(t, catalog.Config{})
+	f.addTable("a.b", "orders")
+	for _, path := range []string{
+		"/v1/namespaces/x%1F/tables",
+		"/v1/namespaces/a%1F%1Fb/tables",
+		"/v1/namespaces/%1Fa",
+		"/v1/namespaces/a..b/tables/orders",
+		"/v1/namespaces/a%1F/tables/orders",
+		"/v1/namespaces?parent=a%1F",
+	} {
+		rsp, body := f.do("GET", path)
+		requireError(t, rsp, body, http.StatusBadRequest, "BadRequestException")
+		require.Contains(t, string(body), "empty namespace level", path)
+	}
+	rsp, body := f.do("HEAD", "/v1/namespaces/a%1F")
+	require.Equal(t, http.StatusBadRequest, rsp.StatusCode)
+	require.Empty(t, body)
+	// A level no Mink name can have is still a namespace that does not exist.
+	rsp, body = f.do("GET", "/v1/namespaces/a%1Fb%20c/tables")
+	requireError(t, rsp, body, http.StatusNotFound, "NoSuchNamespaceException")
 }
 
 func TestWritesForbidden(t *testing.T) {

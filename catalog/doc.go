@@ -26,7 +26,8 @@
 //     a tree: a namespace exists while a table lives in it or below it.
 //     Multipart namespaces travel joined by the unit separator 0x1F (%1F in a
 //     URL) in paths and in ?parent=; "." is accepted too, since no level may
-//     contain it.
+//     contain it. A namespace with an empty level answers 400
+//     BadRequestException (no catalog can hold one).
 //   - Listings page only when the request carries pageToken (possibly empty),
 //     as the spec requires; the token is the last name returned, opaque to
 //     clients.

@@ -50,6 +50,12 @@ func badRequest(format string, args ...any) error {
 	return &apiError{http.StatusBadRequest, typeBadRequest, fmt.Sprintf(format, args...)}
 }
 
+// isBadRequest reports whether err answers 400.
+func isBadRequest(err error) bool {
+	var ae *apiError
+	return errors.As(err, &ae) && ae.status == http.StatusBadRequest
+}
+
 func noSuchNamespace(ns []string) error {
 	return &apiError{http.StatusNotFound, typeNoSuchNamespace,
 		fmt.Sprintf("Namespace does not exist: %s", joinLevels(ns))}

@@ -151,7 +151,8 @@ func New(cfg Config, pool *pgxpool.Pool) (*Handler, error) {
 	}
 	if cfg.Auth != nil {
 		cr.Endpoints = append(cr.Endpoints, "GET "+credentialsPath, "POST "+tokensPath)
-		h.mux.HandleFunc("POST "+tokensPath, cfg.Auth.ServeToken)
+		// Every method: ServeToken answers all but POST with 405.
+		h.mux.HandleFunc(tokensPath, cfg.Auth.ServeToken)
 	}
 	if h.configBody, err = json.Marshal(cr); err != nil {
 		return nil, err

@@ -41,6 +41,18 @@ func parseNamespace(s string) (ns []string, ok bool) {
 	return ns, true
 }
 
+// badNamespace is the error of a namespace parseNamespace refused: 400
+// when a level is empty (the spec's separator misused: "a\x1f", "a..b";
+// no catalog can hold such a namespace, so the request is malformed),
+// else 404, as for a name no Mink namespace can have.
+func badNamespace(raw string) error {
+	levels := strings.FieldsFunc(raw, func(r rune) bool { return r == 0x1f || r == '.' })
+	if len(levels) != strings.Count(raw, "\x1f")+strings.Count(raw, ".")+1 {
+		return badRequest("Malformed namespace %q: empty namespace level", raw)
+	}
+	return noSuchNamespace([]string{raw})
+}
+
 // page is a listing request's paging.
 type page struct {
 	// on is whether the client pages (sent pageToken, even empty). The spec
@@ -131,7 +143,7 @@ func (h *Handler) listNamespaces(w http.ResponseWriter, r *http.Request) {
 	if s := q.Get("parent"); s != "" {
 		var ok bool
 		if parent, ok = parseNamespace(s); !ok {
-			h.writeError(w, r, noSuchNamespace([]string{s}))
+			h.writeError(w, r, badNamespace(s))
 			return
 		}
 	}
@@ -178,7 +190,7 @@ func (h *Handler) namespace(w http.ResponseWriter, r *http.Request) ([]string, b
 	raw := r.PathValue("namespace")
 	ns, ok := parseNamespace(raw)
 	if !ok {
-		h.writeError(w, r, noSuchNamespace([]string{raw}))
+		h.writeError(w, r, badNamespace(raw))
 		return nil, false
 	}
 	if err := h.lister(r).requireNamespace(r.Context(), ns); err != nil {
@@ -204,7 +216,7 @@ func (h *Handler) listTables(w http.ResponseWriter, r *http.Request) {
 	raw := r.PathValue("namespace")
 	ns, ok := parseNamespace(raw)
 	if !ok {
-		h.writeError(w, r, noSuchNamespace([]string{raw}))
+		h.writeError(w, r, badNamespace(raw))
 		return
 	}
 	l := h.lister(r)

@@ -13,11 +13,16 @@ import (
 )
 
 // table returns the request's {namespace} and {table}, or answers 404 for
-// names no Mink table can have and returns false.
+// names no Mink table can have (400 for a namespace with an empty level,
+// badNamespace) and returns false.
 func (h *Handler) table(w http.ResponseWriter, r *http.Request) ([]string, string, bool) {
 	rawNS, name := r.PathValue("namespace"), r.PathValue("table")
 	ns, ok := parseNamespace(rawNS)
 	if !ok {
+		if err := badNamespace(rawNS); isBadRequest(err) {
+			h.writeError(w, r, err)
+			return nil, "", false
+		}
 		ns = []string{rawNS}
 	}
 	if !ok || !tableName.MatchString(name) {

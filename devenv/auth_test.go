@@ -102,6 +102,7 @@ func TestDevBannerCredentials(t *testing.T) {
 	require.Len(t, reader, 2, banner)
 	require.Len(t, nodeURL, 2, banner)
 	require.Contains(t, banner, `credential="`+reader[1]+`"`)
+	require.Contains(t, banner, "principal create NAME --grant 'NS.*' --postgres URL\n", "an external Postgres's URL is not printed")
 
 	got, ok := devenv.DevCredential(nodeURL[1])
 	require.True(t, ok)

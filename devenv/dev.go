@@ -261,7 +261,7 @@ func devAccess(ctx context.Context, env *Env, command string) (banner string, fi
   PyIceberg:             load_catalog("mink", uri="%[3]s", credential="%[2]s")
   iceberg-go:            rest.NewCatalog(ctx, "mink", "%[3]s", rest.WithCredential("%[2]s"))
   More principals:       %[4]s principal create NAME --grant 'NS.*' --postgres %[6]s
-`, env.Credential, reader, first, command, filepath.Dir(files[0]), pgDesc(env)), files, nil
+`, env.Credential, reader, first, command, filepath.Dir(files[0]), pgArg(env)), files, nil
 }
 
 // Demo fills env with the demo: topics `earthquakes` and AvroTopic (3
@@ -336,6 +336,16 @@ func createTable(ctx context.Context, c *admin.Client, def map[string]any) error
 		return fmt.Errorf("devenv: create table: %w", err)
 	}
 	return nil
+}
+
+// pgArg is the --postgres argument of a command the banner prints: the
+// throwaway cluster's URL in single quotes (its '?' is a glob to zsh), or
+// URL for an external one (its URL may hold a password: not printed).
+func pgArg(env *Env) string {
+	if env.Postgres != nil {
+		return "'" + env.Postgres.URL + "'"
+	}
+	return "URL"
 }
 
 func pgDesc(env *Env) string {

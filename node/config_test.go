@@ -57,10 +57,14 @@ func TestValidateRejectsNegatives(t *testing.T) {
 		"schema_registry.ca_file": func(c *Config) {
 			c.SchemaRegistry = schemas.RegistryConfig{URL: "https://r", CAFile: "/nonexistent/ca.pem"}
 		},
-		"listen ":         func(c *Config) { c.Listen = "127.0.0.1:99999" },
-		"auth":            func(c *Config) { c.Auth = "open" },
-		"token_ttl":       func(c *Config) { c.TokenTTL = -time.Second },
-		"credentials_ttl": func(c *Config) { c.CredentialsTTL = -time.Second },
+		"listen ":           func(c *Config) { c.Listen = "127.0.0.1:99999" },
+		"auth":              func(c *Config) { c.Auth = "open" },
+		"token_ttl":         func(c *Config) { c.TokenTTL = -time.Second },
+		"credentials_ttl":   func(c *Config) { c.CredentialsTTL = -time.Second },
+		"token_ttl ":        func(c *Config) { c.TokenTTL = 59 * time.Second },
+		"token_ttl  ":       func(c *Config) { c.TokenTTL = 24*time.Hour + time.Second },
+		"credentials_ttl ":  func(c *Config) { c.CredentialsTTL = 30 * time.Second },
+		"credentials_ttl  ": func(c *Config) { c.CredentialsTTL = 12*time.Hour + time.Minute },
 	} {
 		key := strings.TrimSpace(key)
 		t.Run(key, func(t *testing.T) {
@@ -88,6 +92,8 @@ func TestValidateRejectsNegatives(t *testing.T) {
 		func(c *Config) {
 			c.SchemaRegistry = schemas.RegistryConfig{URL: "https://u:p@registry:8081/sr"}
 		},
+		func(c *Config) { c.TokenTTL, c.CredentialsTTL = auth.MinTokenTTL, auth.MinCredentialsTTL },
+		func(c *Config) { c.TokenTTL, c.CredentialsTTL = auth.MaxTokenTTL, auth.MaxCredentialsTTL },
 	} {
 		cfg := valid()
 		set(&cfg)

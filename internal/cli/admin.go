@@ -25,15 +25,22 @@ type target struct {
 }
 
 // adminFlag registers --admin and --credential (MINK_ADMIN,
-// MINK_CREDENTIAL) in fs.
-func adminFlag(fs *flag.FlagSet) *target {
+// MINK_CREDENTIAL) in fs; whose says whose credential the command needs.
+// parse refuses a --credential that is not CLIENT_ID:SECRET.
+func adminFlag(fs *flag.FlagSet, whose string) *target {
 	t := &target{}
 	fs.StringVar(&t.url, "admin", "http://127.0.0.1:8181", "admin URL of any Mink node")
 	fs.StringVar(&t.credential, "credential", "",
-		"an admin principal's CLIENT_ID:SECRET (mink principal create NAME --admin); prefer MINK_CREDENTIAL, as flags show in ps. "+
+		whose+" CLIENT_ID:SECRET; prefer MINK_CREDENTIAL, as flags show in ps. "+
 			"Default: the one mink dev wrote for a node on this machine, if any")
 	return t
 }
+
+// Whose credential a command needs (adminFlag).
+const (
+	adminCredential = "an admin principal's (mink principal create NAME --admin)"
+	anyCredential   = "a principal's, granted the table (mink principal create NAME --grant NS.NAME)"
+)
 
 // cred returns the credential: --credential / MINK_CREDENTIAL, else the
 // one `mink dev` wrote for the node at the --admin URL (devenv.DevCredential),
@@ -93,7 +100,7 @@ func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	fs := flag.NewFlagSet("table "+sub, flag.ContinueOnError)
-	adminURL := adminFlag(fs)
+	adminURL := adminFlag(fs, adminCredential)
 	switch sub {
 	case "create":
 		def, err := parseTableCreate(fs, args)

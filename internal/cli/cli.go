@@ -197,9 +197,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	authMode := fs.String("auth", string(auth.DefaultMode),
 		"principals: the catalog and admin API need principals' tokens (mink principal create), the S3 API vended credentials; "+
 			"none: anyone who reaches the node reads every table (sets auth)")
-	fs.DurationVar(&cfg.TokenTTL, "token-ttl", auth.DefaultTokenTTL, "lifetime of the catalog's bearer tokens (sets token_ttl)")
+	fs.DurationVar(&cfg.TokenTTL, "token-ttl", auth.DefaultTokenTTL, "lifetime of the catalog's bearer tokens, 1m to 24h (sets token_ttl)")
 	fs.DurationVar(&cfg.CredentialsTTL, "credentials-ttl", auth.DefaultCredentialsTTL,
-		"lifetime of the S3 credentials a table load vends (sets credentials_ttl)")
+		"lifetime of the S3 credentials a table load vends, 2m to 12h (sets credentials_ttl)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := parse(fs, args); err != nil {
 		return err

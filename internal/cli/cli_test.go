@@ -37,6 +37,10 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"serve", "--postgres", "postgres://x@127.0.0.1:1/x", "--kafka", "k:1"}, map[string]string{"MINK_AUTH": "off"}, "serve", `--auth must be principals or none, not "off"`},
 		{[]string{"serve", "--postgres", "postgres://x@127.0.0.1:1/x", "--kafka", "k:1", "--token-ttl", "0s"}, nil, "serve", "--token-ttl must be positive"},
 		{[]string{"serve", "--postgres", "postgres://x@127.0.0.1:1/x", "--kafka", "k:1", "--credentials-ttl", "-1m"}, nil, "serve", "--credentials-ttl must be positive"},
+		{[]string{"serve", "--postgres", "postgres://x@127.0.0.1:1/x", "--kafka", "k:1", "--credentials-ttl", "30s"}, nil, "serve", "--credentials-ttl must be from 2m0s to 12h0m0s, not 30s"},
+		{[]string{"serve", "--postgres", "postgres://x@127.0.0.1:1/x", "--kafka", "k:1", "--credentials-ttl", "200h"}, nil, "serve", "--credentials-ttl must be from 2m0s to 12h0m0s, not 200h0m0s"},
+		{[]string{"serve", "--postgres", "postgres://x@127.0.0.1:1/x", "--kafka", "k:1", "--token-ttl", "1s"}, nil, "serve", "--token-ttl must be from 1m0s to 24h0m0s, not 1s"},
+		{[]string{"serve", "--postgres", "postgres://x@127.0.0.1:1/x", "--kafka", "k:1"}, map[string]string{"MINK_TOKEN_TTL": "25h"}, "serve", "--token-ttl must be from 1m0s to 24h0m0s, not 25h0m0s"},
 		{[]string{"dev", "--auth", "open"}, nil, "dev", `--auth must be principals or none, not "open"`},
 		{[]string{"principal", "bogus"}, nil, "principal bogus", `unknown principal command "bogus"`},
 		// What no retry could fix fails before any connection.
@@ -92,6 +96,12 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"scan", "ns.t", "--limit", "ten"}, nil, "scan", `invalid value "ten" for flag -limit`},
 		{[]string{"scan", "ns.t", "--format", "xml"}, nil, "scan", `unknown --format "xml"`},
 		{[]string{"scan", "nst"}, nil, "scan", `table name "nst" must be NS.NAME`},
+		// A credential without its ':' fails at parse, with the format and
+		// without the (secret) value.
+		{[]string{"scan", "ns.t", "--credential", "garbage"}, nil, "scan", "--credential must be CLIENT_ID:SECRET, as mink principal create prints it"},
+		{[]string{"table", "list"}, map[string]string{"MINK_CREDENTIAL": "id:"}, "table list", "--credential must be CLIENT_ID:SECRET"},
+		{[]string{"table", "create", "ns.t", "--topic", "t", "--value-format", "raw", "--credential", ":secret"}, nil, "table create", "--credential must be CLIENT_ID:SECRET"},
+		{[]string{"status", "--credential", "garbage"}, nil, "status", "--credential must be CLIENT_ID:SECRET"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			for k, v := range c.env {
@@ -126,6 +136,15 @@ func TestCommandHelp(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	require.Equal(t, 0, Main([]string{"help"}, &stdout, &stderr))
 	require.Contains(t, stdout.String(), "mink scan NS.NAME")
+
+	// scan takes any principal granted the table; table commands an admin.
+	stdout.Reset()
+	require.Equal(t, 0, Main([]string{"help", "scan"}, &stdout, &stderr))
+	require.Contains(t, stdout.String(), "a principal's, granted the table")
+	require.NotContains(t, stdout.String(), "admin principal")
+	stdout.Reset()
+	require.Equal(t, 0, Main([]string{"table", "list", "-h"}, &stdout, &stderr))
+	require.Contains(t, stdout.String(), "an admin principal's (mink principal create NAME --admin) CLIENT_ID:SECRET")
 
 	// `mink help serve` is `mink serve -h`.
 	stdout.Reset()

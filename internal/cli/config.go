@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/minkhq/mink/auth"
 )
 
 // envAliases are MINK_* names the design fixes that do not follow the
@@ -89,6 +91,13 @@ func parse(fs *flag.FlagSet, args []string, positional ...*string) error {
 			return helpRequest{fs}
 		}
 		return usageError{err}
+	}
+	// A credential without its ':' would reach the node as no credential
+	// at all; say the format here (the value is a secret: not echoed).
+	if f := fs.Lookup("credential"); f != nil && f.Value.String() != "" {
+		if _, _, ok := auth.BasicCredential(f.Value.String()); !ok {
+			return usagef("--credential must be CLIENT_ID:SECRET, as mink principal create prints it")
+		}
 	}
 	return nil
 }

@@ -46,7 +46,7 @@ func scan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // parseScan reads the command line of `mink scan`.
 func parseScan(args []string) (*scanRequest, error) {
 	fs := flag.NewFlagSet("scan", flag.ContinueOnError)
-	admin := adminFlag(fs)
+	admin := adminFlag(fs, anyCredential)
 	limit := fs.Int64("limit", defaultScanLimit, "rows to print (0 = all)")
 	format := fs.String("format", "table", "table, json or csv")
 	var columns listFlag

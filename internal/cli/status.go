@@ -25,7 +25,7 @@ type clusterStatus struct {
 // it writes; with --leases every lease; then each table's progress.
 func status(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	adminURL := adminFlag(fs)
+	adminURL := adminFlag(fs, adminCredential)
 	all := fs.Bool("leases", false, "also list every lease: holder, epoch and expiry")
 	if err := parse(fs, args); err != nil {
 		return err
