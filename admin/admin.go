@@ -81,7 +81,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
 	if _, marked := r.Header[auth.ForwardedHeader]; marked {
-		node, err := auth.VerifyForward(h.cfg.ForwardKey, r)
+		node, err := auth.VerifyForward(h.cfg.ForwardKey, r, h.cfg.NodeID)
 		if err != nil {
 			h.cfg.Logger.Warn("admin: refused a request marked forwarded", "path", r.URL.Path, "remote", r.RemoteAddr, "err", err)
 			writeError(w, http.StatusForbidden, "the request is marked forwarded but no node of this cluster signed it")
@@ -397,7 +397,7 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request) {
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			if len(h.cfg.ForwardKey) > 0 {
-				auth.SignForward(h.cfg.ForwardKey, pr.Out, h.cfg.NodeID)
+				auth.SignForward(h.cfg.ForwardKey, pr.Out, h.cfg.NodeID, id)
 			}
 		},
 		Transport: h.peers,

@@ -268,11 +268,14 @@ func (n *Node) ID() string { return n.cfg.NodeID }
 // URL returns the advertised URL.
 func (n *Node) URL() string { return n.cfg.Advertise }
 
-// SignForward marks r as forwarded by this node, signed with the
-// cluster's forward key (auth.SignForward), so the node it is sent to
-// serves a data file itself: for tests and benchmarks in the node's
-// process that read a file from a chosen node.
-func (n *Node) SignForward(r *http.Request) { auth.SignForward(n.fkey, r, n.cfg.NodeID) }
+// SignForward marks r as forwarded by this node to this node, signed with
+// the cluster's forward key (auth.SignForward), so this node serves a data
+// file itself, whoever owns it: for tests and benchmarks in the node's
+// process that read a file from a chosen node (r must be sent to this
+// node: the signature names it).
+func (n *Node) SignForward(r *http.Request) {
+	auth.SignForward(n.fkey, r, n.cfg.NodeID, n.cfg.NodeID)
+}
 
 // Registry returns the node's Schema Registry client, or nil when
 // Config.SchemaRegistry has no URL.

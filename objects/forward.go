@@ -87,7 +87,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, key string, own
 	copyEndToEnd(req.Header, r.Header)
 	// Signed, so the owner serves it without forwarding it on (and without
 	// asking the reader's credentials again, which named this node).
-	auth.SignForward(s.cfg.ForwardKey, req, s.cfg.NodeID)
+	auth.SignForward(s.cfg.ForwardKey, req, s.cfg.NodeID, owner.ID)
 
 	s.counters.forwards.Add(1)
 	resp, err := s.client.Do(req)
