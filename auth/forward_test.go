@@ -85,7 +85,7 @@ func TestForwardSignature(t *testing.T) {
 		"other node named": func(r *http.Request) { r.Header.Set(auth.ForwardedHeader, "node-z") },
 		// Signed by a node of the cluster for another node, replayed here.
 		"replayed to another node": func(r *http.Request) { auth.SignForward(key, r, "node-a", "node-x") },
-		"time changed":     func(r *http.Request) { r.Header.Set(auth.ForwardTimeHeader, strconv.FormatInt(now+1, 10)) },
+		"time changed":             func(r *http.Request) { r.Header.Set(auth.ForwardTimeHeader, strconv.FormatInt(now+1, 10)) },
 		"path replayed": func(r *http.Request) {
 			r.URL.Path, r.URL.RawPath = "/mink/a b/t2/data/0/0-10-1.parquet", ""
 		},
