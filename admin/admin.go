@@ -122,6 +122,19 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// Guard returns next behind the admin API's check (authorize): under
+// Config.Auth a request needs an admin principal's bearer token (401
+// without one, 403 for a non-admin's); with no Config.Auth it passes. For
+// routes beside the API that expose the node, such as /debug/pprof/ (its
+// cmdline shows the command line's flags, secrets included).
+func (h *Handler) Guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h.authorize(w, r) {
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
 // forwardedByKey is the context key of the node that forwarded a request
 // (verified by ServeHTTP).
 type forwardedByKey struct{}
