@@ -96,7 +96,7 @@ func TestForwardSignature(t *testing.T) {
 			r.Header.Set(auth.ForwardTimeHeader, strconv.FormatInt(now, 10))
 		},
 		// Signed correctly with the right key, but outside the window
-		// (±60 s; 90 s passed the old ±5 min).
+		// (±60 s: 90 s was within the old ±5 min).
 		"stale": func(r *http.Request) {
 			old := now - 90
 			r.Header.Set(auth.ForwardSignatureHeader, macAt(key, r.Method, r.URL.RequestURI(), "node-a", old))
