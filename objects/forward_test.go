@@ -291,3 +291,30 @@ func TestForwardTLS(t *testing.T) {
 	require.EqualValues(t, 1, flushedStats(untrusting.s).ForwardFailures, "the owner's certificate is not trusted")
 	require.EqualValues(t, 1, ba.calls.Load(), "built here instead")
 }
+
+// TestForwardRefusedSignature: the address members give for the owner b
+// now answers as node c (restarted under another id), which refuses a
+// forward signed for b; a builds the read itself.
+func TestForwardRefusedSignature(t *testing.T) {
+	pool, _ := pgtest.Pool(t)
+	bc := newFakeBuilder()
+	c := startNode(t, "c", pool, bc, nil, nil)
+	members := []cluster.Member{
+		{ID: "a", AdvertiseURL: "http://unused", Roles: []string{cluster.RoleServer}},
+		{ID: "b", AdvertiseURL: c.ts.URL, Roles: []string{cluster.RoleServer}},
+	}
+	ba := newFakeBuilder()
+	a := startNode(t, "a", pool, ba, func() []cluster.Member { return members }, nil)
+	keyB := ownedBy(t, members, "b", 0)
+	ba.add(keyB, content(41, 300))
+	bc.add(keyB, content(41, 300))
+
+	resp, body := do(t, http.MethodGet, a.ts.URL+"/mink/"+keyB, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	require.Equal(t, content(41, 300), body)
+	require.EqualValues(t, 1, ba.calls.Load(), "built on a")
+	require.Zero(t, bc.calls.Load(), "c refused a forward signed for b")
+	st := flushedStats(a.s)
+	require.EqualValues(t, 1, st.Forwards)
+	require.EqualValues(t, 1, st.ForwardFailures)
+}
