@@ -81,7 +81,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
 	if _, marked := r.Header[auth.ForwardedHeader]; marked {
-		node, err := auth.VerifyForward(h.cfg.ForwardKey, r)
+		node, err := auth.VerifyForward(h.cfg.ForwardKey, r, h.cfg.NodeID)
 		if err != nil {
 			h.cfg.Logger.Warn("admin: refused a request marked forwarded", "path", r.URL.Path, "remote", r.RemoteAddr, "err", err)
 			writeError(w, http.StatusForbidden, "the request is marked forwarded but no node of this cluster signed it")
@@ -120,6 +120,19 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	return true
+}
+
+// Guard returns next behind the admin API's check (authorize): under
+// Config.Auth a request needs an admin principal's bearer token (401
+// without one, 403 for a non-admin's); with no Config.Auth it passes. For
+// routes beside the API that expose the node, such as /debug/pprof/ (its
+// cmdline shows the command line's flags, secrets included).
+func (h *Handler) Guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h.authorize(w, r) {
+			next.ServeHTTP(w, r)
+		}
+	})
 }
 
 // forwardedByKey is the context key of the node that forwarded a request
@@ -397,7 +410,7 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request) {
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			if len(h.cfg.ForwardKey) > 0 {
-				auth.SignForward(h.cfg.ForwardKey, pr.Out, h.cfg.NodeID)
+				auth.SignForward(h.cfg.ForwardKey, pr.Out, h.cfg.NodeID, id)
 			}
 		},
 		Transport: h.peers,

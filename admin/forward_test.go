@@ -72,20 +72,21 @@ func TestForwardToNode(t *testing.T) {
 
 	client := ts2.Client()
 	path := "/admin/v1/nodes/n2/cache"
-	signed := func(p string) http.Header {
+	signedTo := func(p, to string) http.Header {
 		req, err := http.NewRequest(http.MethodGet, ts2.URL+p, nil)
 		require.NoError(t, err)
-		auth.SignForward(key, req, "n1")
+		auth.SignForward(key, req, "n1", to)
 		return req.Header
 	}
+	signed := func(p string) http.Header { return signedTo(p, "n2") }
 	// A node of the cluster signed it: answered.
 	code, body = send(client, ts2.URL+path, signed(path))
 	require.Equal(t, http.StatusOK, code, body)
 	require.Equal(t, "n2", body["node"])
 
-	old := time.Now().Add(-auth.ForwardWindow - time.Minute).Unix()
+	old := time.Now().Add(-90 * time.Second).Unix() // within the old ±5 min, past ±60 s
 	m := hmac.New(sha256.New, key)
-	m.Write(auth.ForwardMessage(http.MethodGet, path, "n1", old))
+	m.Write(auth.ForwardMessage(http.MethodGet, path, "n1", "n2", old))
 	stale := http.Header{auth.ForwardedHeader: {"n1"}, auth.ForwardTimeHeader: {strconv.FormatInt(old, 10)},
 		auth.ForwardSignatureHeader: {hex.EncodeToString(m.Sum(nil))}}
 	badSig := signed(path)
@@ -97,8 +98,10 @@ func TestForwardToNode(t *testing.T) {
 		"no signature":       {path, http.Header{auth.ForwardedHeader: {"n1"}}},
 		"bad signature":      {path, badSig},
 		"replayed elsewhere": {"/admin/v1/nodes/n2/leases", signed(path)},
-		"stale":              {path, stale},
-		"other route":        {"/admin/v1/tables", http.Header{auth.ForwardedHeader: {"n1"}}},
+		// Signed for node n3 (same path), replayed to n2.
+		"replayed to another node": {path, signedTo(path, "n3")},
+		"stale":                    {path, stale},
+		"other route":              {"/admin/v1/tables", http.Header{auth.ForwardedHeader: {"n1"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			code, body := send(client, ts2.URL+c.path, c.hdr)

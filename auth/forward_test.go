@@ -26,7 +26,7 @@ func TestForwardSignature(t *testing.T) {
 	}
 	got := make(chan seen, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		node, err := auth.VerifyForward(key, r)
+		node, err := auth.VerifyForward(key, r, "node-r")
 		got <- seen{node, err}
 	}))
 	defer srv.Close()
@@ -48,7 +48,7 @@ func TestForwardSignature(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		auth.SignForward(key, req, node)
+		auth.SignForward(key, req, node, "node-r")
 		return req
 	}
 
@@ -62,7 +62,7 @@ func TestForwardSignature(t *testing.T) {
 	otherKey := auth.DeriveKey([]byte("secret of cluster two"), auth.PurposeForward)
 	macAt := func(k []byte, method, uri, node string, unix int64) string {
 		m := hmac.New(sha256.New, k)
-		m.Write(auth.ForwardMessage(method, uri, node, unix))
+		m.Write(auth.ForwardMessage(method, uri, node, "node-r", unix))
 		return hex.EncodeToString(m.Sum(nil))
 	}
 	now := time.Now().Unix()
@@ -83,7 +83,9 @@ func TestForwardSignature(t *testing.T) {
 			r.Header.Set(auth.ForwardSignatureHeader, string(s))
 		},
 		"other node named": func(r *http.Request) { r.Header.Set(auth.ForwardedHeader, "node-z") },
-		"time changed":     func(r *http.Request) { r.Header.Set(auth.ForwardTimeHeader, strconv.FormatInt(now+1, 10)) },
+		// Signed by a node of the cluster for another node, replayed here.
+		"replayed to another node": func(r *http.Request) { auth.SignForward(key, r, "node-a", "node-x") },
+		"time changed":             func(r *http.Request) { r.Header.Set(auth.ForwardTimeHeader, strconv.FormatInt(now+1, 10)) },
 		"path replayed": func(r *http.Request) {
 			r.URL.Path, r.URL.RawPath = "/mink/a b/t2/data/0/0-10-1.parquet", ""
 		},
@@ -93,14 +95,15 @@ func TestForwardSignature(t *testing.T) {
 			r.Header.Set(auth.ForwardSignatureHeader, macAt(otherKey, r.Method, r.URL.RequestURI(), "node-a", now))
 			r.Header.Set(auth.ForwardTimeHeader, strconv.FormatInt(now, 10))
 		},
-		// Signed correctly with the right key, but outside the window.
+		// Signed correctly with the right key, but outside the window
+		// (±60 s: 90 s was within the old ±5 min).
 		"stale": func(r *http.Request) {
-			old := now - int64((auth.ForwardWindow + time.Minute).Seconds())
+			old := now - 90
 			r.Header.Set(auth.ForwardSignatureHeader, macAt(key, r.Method, r.URL.RequestURI(), "node-a", old))
 			r.Header.Set(auth.ForwardTimeHeader, strconv.FormatInt(old, 10))
 		},
 		"future": func(r *http.Request) {
-			later := now + int64((auth.ForwardWindow + time.Minute).Seconds())
+			later := now + 90
 			r.Header.Set(auth.ForwardSignatureHeader, macAt(key, r.Method, r.URL.RequestURI(), "node-a", later))
 			r.Header.Set(auth.ForwardTimeHeader, strconv.FormatInt(later, 10))
 		},
@@ -117,22 +120,24 @@ func TestForwardSignature(t *testing.T) {
 
 	// The message format is the documented one: a MAC computed from it
 	// verifies (within the window).
+	require(t, auth.ForwardWindow == 60*time.Second, "window %v", auth.ForwardWindow)
 	req, _ := http.NewRequest(http.MethodGet, srv.URL+target, nil)
 	req.Header.Set(auth.ForwardedHeader, "node-c")
-	req.Header.Set(auth.ForwardTimeHeader, strconv.FormatInt(now-60, 10))
-	req.Header.Set(auth.ForwardSignatureHeader, macAt(key, http.MethodGet, target, "node-c", now-60))
+	req.Header.Set(auth.ForwardTimeHeader, strconv.FormatInt(now-30, 10))
+	req.Header.Set(auth.ForwardSignatureHeader, hex.EncodeToString(hmacOf(key,
+		"mink-forward\nGET\n"+target+"\nnode-c\nnode-r\n"+strconv.FormatInt(now-30, 10))))
 	if s := send(t, req); s.err != nil || s.node != "node-c" {
 		t.Fatalf("documented format: node %q, err %v", s.node, s.err)
 	}
 
 	// No header at all, or no key on the receiver: not forwarded.
 	plain := httptest.NewRequest(http.MethodGet, target, nil)
-	if _, err := auth.VerifyForward(key, plain); !errors.Is(err, auth.ErrForward) {
+	if _, err := auth.VerifyForward(key, plain, "node-r"); !errors.Is(err, auth.ErrForward) {
 		t.Fatalf("unmarked request: %v", err)
 	}
 	r := httptest.NewRequest(http.MethodGet, target, nil)
-	auth.SignForward(nil, r, "node-a")
-	if _, err := auth.VerifyForward(nil, r); !errors.Is(err, auth.ErrForward) {
+	auth.SignForward(nil, r, "node-a", "node-r")
+	if _, err := auth.VerifyForward(nil, r, "node-r"); !errors.Is(err, auth.ErrForward) {
 		t.Fatalf("empty key: %v", err)
 	}
 }
@@ -142,10 +147,23 @@ func TestForwardSignature(t *testing.T) {
 func BenchmarkVerifyForward(b *testing.B) {
 	key := auth.DeriveKey([]byte("bench"), auth.PurposeForward)
 	r := httptest.NewRequest(http.MethodGet, "/mink/ns/t/data/3/1000-2000-1.parquet", nil)
-	auth.SignForward(key, r, "node-a")
+	auth.SignForward(key, r, "node-a", "node-b")
 	for b.Loop() {
-		if _, err := auth.VerifyForward(key, r); err != nil {
+		if _, err := auth.VerifyForward(key, r, "node-b"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func hmacOf(key []byte, msg string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(msg))
+	return m.Sum(nil)
+}
+
+func require(t *testing.T, ok bool, format string, args ...any) {
+	t.Helper()
+	if !ok {
+		t.Fatalf(format, args...)
 	}
 }

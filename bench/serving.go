@@ -111,7 +111,7 @@ func svColdGet(ctx context.Context, env *svEnv, dir, id, key string, size int64,
 	defer n.Stop()
 	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
 	defer client.CloseIdleConnections()
-	return svGet(ctx, client, n.URL()+"/"+cfg.Warehouse+"/"+key, size, env.forwardKey, read)
+	return svGet(ctx, client, n.URL()+"/"+cfg.Warehouse+"/"+key, size, env.forwardKey, id, read)
 }
 
 // svBuilder is a running server-only node and a client with its
@@ -140,7 +140,7 @@ func svStartBuilder(ctx context.Context, env *svEnv, dir, id string) (*svBuilder
 // get GETs key from the node marked as forwarded (so it builds the file
 // itself, whoever owns it) and returns the time to the last byte.
 func (b *svBuilder) get(ctx context.Context, key string, size int64, read func(io.Reader) (int64, error)) (time.Duration, error) {
-	return svGet(ctx, b.client, b.url+key, size, b.forwardKey, read)
+	return svGet(ctx, b.client, b.url+key, size, b.forwardKey, b.node.ID(), read)
 }
 
 func (b *svBuilder) stop() {
@@ -293,7 +293,7 @@ func runServing(ctx context.Context, h *H) error {
 	}
 	discard := func(r io.Reader) (int64, error) { return io.Copy(io.Discard, r) }
 	// A first GET: the file is cached (by the indexer, or by this build).
-	if _, err := svGet(ctx, client, url, size, nil, bigReads); err != nil {
+	if _, err := svGet(ctx, client, url, size, nil, "", bigReads); err != nil {
 		return err
 	}
 	// The running node the cold builds are measured on: server only, its
@@ -327,7 +327,7 @@ func runServing(ctx context.Context, h *H) error {
 		}
 		var took time.Duration
 		for i := 0; i < svGets; i++ {
-			d, err := svGet(ctx, client, url, size, nil, bigReads)
+			d, err := svGet(ctx, client, url, size, nil, "", bigReads)
 			if err != nil {
 				stop()
 				return err
@@ -339,7 +339,7 @@ func runServing(ctx context.Context, h *H) error {
 		h.Add("cached GET", lastCached)
 		took = 0
 		for i := 0; i < svGets; i++ {
-			d, err := svGet(ctx, client, url, size, nil, discard)
+			d, err := svGet(ctx, client, url, size, nil, "", discard)
 			if err != nil {
 				return err
 			}
@@ -507,17 +507,18 @@ func svForwardKey(ctx context.Context, pg string) ([]byte, error) {
 	return auth.DeriveKey(secret, auth.PurposeForward), nil
 }
 
-// svGet GETs url (marked forwarded by node "bench" and signed with
-// forwardKey when it is not nil, so the node builds the file itself) with read, checks the status and length, and returns the
-// time to the last byte.
-func svGet(ctx context.Context, client *http.Client, url string, size int64, forwardKey []byte, read func(io.Reader) (int64, error)) (time.Duration, error) {
+// svGet GETs url (marked forwarded by node "bench" to node to and signed
+// with forwardKey when it is not nil, so the node builds the file itself)
+// with read, checks the status and length, and returns the time to the
+// last byte.
+func svGet(ctx context.Context, client *http.Client, url string, size int64, forwardKey []byte, to string, read func(io.Reader) (int64, error)) (time.Duration, error) {
 	start := time.Now()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return 0, err
 	}
 	if forwardKey != nil {
-		auth.SignForward(forwardKey, req, "bench")
+		auth.SignForward(forwardKey, req, "bench", to)
 	}
 	resp, err := client.Do(req)
 	if err != nil {

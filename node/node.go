@@ -198,8 +198,11 @@ func openPool(ctx context.Context, cfg pgstore.Config, log *slog.Logger) (*pgxpo
 }
 
 // routes is the node's HTTP surface: the REST catalog, the admin API,
-// metrics and probes, and the S3 API at every other path.
-func (n *Node) routes(cat, adm http.Handler, reg *prometheus.Registry) http.Handler {
+// metrics and probes, pprof (behind adm's admin check), and the S3 API at
+// every other path. A request for the S3 API bypasses the ServeMux, which
+// would answer a path with "//", "." or ".." segments with a 307 redirect
+// (text/html) where S3 answers its XML error for the key as sent.
+func (n *Node) routes(cat http.Handler, adm *admin.Handler, reg *prometheus.Registry) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", cat)
 	mux.Handle("/admin/v1/", adm)
@@ -207,21 +210,39 @@ func (n *Node) routes(cat, adm http.Handler, reg *prometheus.Registry) http.Hand
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", n.readyz)
 	if n.cfg.Pprof {
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		mux.Handle("/debug/pprof/", adm.Guard(http.HandlerFunc(pprof.Index)))
+		mux.Handle("/debug/pprof/cmdline", adm.Guard(http.HandlerFunc(pprof.Cmdline)))
+		mux.Handle("/debug/pprof/profile", adm.Guard(http.HandlerFunc(pprof.Profile)))
+		mux.Handle("/debug/pprof/symbol", adm.Guard(http.HandlerFunc(pprof.Symbol)))
+		mux.Handle("/debug/pprof/trace", adm.Guard(http.HandlerFunc(pprof.Trace)))
 	}
 	serveObjects := slices.Contains(n.cfg.Roles, cluster.RoleServer)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	s3 := func(w http.ResponseWriter, r *http.Request) {
 		if !serveObjects {
 			http.Error(w, "this node has no server role", http.StatusNotFound)
 			return
 		}
 		n.objects.ServeHTTP(w, r)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.muxRoute(r.URL.Path) {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		s3(w, r)
 	})
-	return mux
+}
+
+// muxRoute reports whether path is one of the node's routes but the S3
+// API's: below /v1/ or /admin/v1/, /debug/pprof/ under Config.Pprof, or
+// /metrics, /healthz, /readyz.
+func (n *Node) muxRoute(path string) bool {
+	switch path {
+	case "/metrics", "/healthz", "/readyz":
+		return true
+	}
+	return strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/admin/v1/") ||
+		(n.cfg.Pprof && strings.HasPrefix(path, "/debug/pprof/"))
 }
 
 // local answers the admin API's /admin/v1/nodes/{this node}/<what>.
@@ -268,11 +289,14 @@ func (n *Node) ID() string { return n.cfg.NodeID }
 // URL returns the advertised URL.
 func (n *Node) URL() string { return n.cfg.Advertise }
 
-// SignForward marks r as forwarded by this node, signed with the
-// cluster's forward key (auth.SignForward), so the node it is sent to
-// serves a data file itself: for tests and benchmarks in the node's
-// process that read a file from a chosen node.
-func (n *Node) SignForward(r *http.Request) { auth.SignForward(n.fkey, r, n.cfg.NodeID) }
+// SignForward marks r as forwarded by this node to this node, signed with
+// the cluster's forward key (auth.SignForward), so this node serves a data
+// file itself, whoever owns it: for tests and benchmarks in the node's
+// process that read a file from a chosen node (r must be sent to this
+// node: the signature names it).
+func (n *Node) SignForward(r *http.Request) {
+	auth.SignForward(n.fkey, r, n.cfg.NodeID, n.cfg.NodeID)
+}
 
 // Registry returns the node's Schema Registry client, or nil when
 // Config.SchemaRegistry has no URL.

@@ -34,9 +34,10 @@
 //     cached.
 //
 // A read marked forwarded whose signature does not verify (auth.VerifyForward:
-// another key, a changed method or URI, a time off by more than 5 minutes)
-// answers 403 AccessDenied: a client cannot make a node build a file it
-// does not own, nor skip the checks a direct read gets.
+// another key, a changed method or URI, signed for another node, a time off
+// by more than auth.ForwardWindow) answers 403 AccessDenied: a client cannot
+// make a node build a file it does not own, nor skip the checks a direct
+// read gets.
 //
 // A forwarded read is always served by the node it was sent to, even if its
 // own view of the members names another owner: views differ for a moment

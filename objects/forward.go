@@ -72,7 +72,8 @@ func copyEndToEnd(dst, src http.Header) {
 // Range and conditionals included) and streams the answer back, whatever
 // its status: an owner that answers has the final word (a 503 or a
 // checksum mismatch there would be the same here). It reports false when
-// the owner did not answer in time, so the caller builds the file itself.
+// the owner did not answer in time or refused the forward's signature
+// (403), so the caller builds the file itself.
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, key string, owner cluster.Member) bool {
 	log := s.log.With("key", key, "owner", owner.ID)
 	target := strings.TrimSuffix(owner.AdvertiseURL, "/") + r.URL.EscapedPath()
@@ -87,7 +88,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, key string, own
 	copyEndToEnd(req.Header, r.Header)
 	// Signed, so the owner serves it without forwarding it on (and without
 	// asking the reader's credentials again, which named this node).
-	auth.SignForward(s.cfg.ForwardKey, req, s.cfg.NodeID)
+	auth.SignForward(s.cfg.ForwardKey, req, s.cfg.NodeID, owner.ID)
 
 	s.counters.forwards.Add(1)
 	resp, err := s.client.Do(req)
@@ -109,6 +110,17 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, key string, own
 		return false
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusForbidden {
+		// A forward that verifies is served without the reader's
+		// credentials, so a 403 is the owner refusing the signature:
+		// another node now at that address (the signature names the
+		// owner's id) or clocks past auth.ForwardWindow apart. The reader
+		// was checked here: build here.
+		s.counters.forwardFailures.Add(1)
+		s.metrics.forwards.WithLabelValues(forwardFailed).Inc()
+		log.Warn("owner refused the forward's signature; building here", "status", resp.Status)
+		return false
+	}
 	s.metrics.forwards.WithLabelValues(forwardAnswered).Inc()
 
 	copyEndToEnd(w.Header(), resp.Header)

@@ -105,7 +105,7 @@ func TestForwarding(t *testing.T) {
 	// there all the same (no second hop).
 	keyA := ownedBy(t, members, "a", 0)
 	bb.add(keyA, content(22, 100))
-	resp, body = do(t, http.MethodGet, tsB.URL+"/mink/"+keyA, forwarded(t, http.MethodGet, tsB.URL+"/mink/"+keyA, "x"))
+	resp, body = do(t, http.MethodGet, tsB.URL+"/mink/"+keyA, forwarded(t, http.MethodGet, tsB.URL+"/mink/"+keyA, "x", "b"))
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, content(22, 100), body)
 	require.Zero(t, flushedStats(sb).Forwards)
@@ -187,21 +187,21 @@ func TestForgedForward(t *testing.T) {
 	b.add(keyB2, content(32, 500))
 	url, url2 := n.ts.URL+"/mink/"+keyB, n.ts.URL+"/mink/"+keyB2
 
-	stale := forwarded(t, http.MethodGet, url, "b")
-	old := time.Now().Add(-auth.ForwardWindow - time.Minute).Unix()
+	stale := forwarded(t, http.MethodGet, url, "b", "a")
+	old := time.Now().Add(-90 * time.Second).Unix() // within the old ±5 min, past ±60 s
 	m := hmac.New(sha256.New, forwardKey)
-	m.Write(auth.ForwardMessage(http.MethodGet, "/mink/"+keyB, "b", old))
+	m.Write(auth.ForwardMessage(http.MethodGet, "/mink/"+keyB, "b", "a", old))
 	stale[auth.ForwardTimeHeader] = strconv.FormatInt(old, 10)
 	stale[auth.ForwardSignatureHeader] = hex.EncodeToString(m.Sum(nil))
-	otherCluster := forwarded(t, http.MethodGet, url, "b")
+	otherCluster := forwarded(t, http.MethodGet, url, "b", "a")
 	{
 		req, err := http.NewRequest(http.MethodGet, url, nil)
 		require.NoError(t, err)
-		auth.SignForward(auth.DeriveKey([]byte("another cluster"), auth.PurposeForward), req, "b")
+		auth.SignForward(auth.DeriveKey([]byte("another cluster"), auth.PurposeForward), req, "b", "a")
 		otherCluster[auth.ForwardSignatureHeader] = req.Header.Get(auth.ForwardSignatureHeader)
 		otherCluster[auth.ForwardTimeHeader] = req.Header.Get(auth.ForwardTimeHeader)
 	}
-	badSig := forwarded(t, http.MethodGet, url, "b")
+	badSig := forwarded(t, http.MethodGet, url, "b", "a")
 	badSig[auth.ForwardSignatureHeader] = strings.Repeat("0", 64)
 	for name, c := range map[string]struct {
 		url string
@@ -210,10 +210,13 @@ func TestForgedForward(t *testing.T) {
 		"no signature":            {url, map[string]string{objects.ForwardedHeader: "b"}},
 		"bad signature":           {url, badSig},
 		"other cluster's key":     {url, otherCluster},
-		"replayed on another key": {url2, forwarded(t, http.MethodGet, url, "b")},
-		"replayed as HEAD":        {url, forwarded(t, http.MethodGet, url, "b")},
-		"stale":                   {url, stale},
-		"metadata file":           {n.ts.URL + "/mink/a/t/metadata/00000.metadata.json", map[string]string{objects.ForwardedHeader: "b"}},
+		"replayed on another key": {url2, forwarded(t, http.MethodGet, url, "b", "a")},
+		"replayed as HEAD":        {url, forwarded(t, http.MethodGet, url, "b", "a")},
+		// A read another node forwarded to the owner b, captured and
+		// replayed to a (which would build a file it does not own).
+		"replayed to another node": {url, forwarded(t, http.MethodGet, url, "x", "b")},
+		"stale":                    {url, stale},
+		"metadata file":            {n.ts.URL + "/mink/a/t/metadata/00000.metadata.json", map[string]string{objects.ForwardedHeader: "b"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			method := http.MethodGet
@@ -232,7 +235,7 @@ func TestForgedForward(t *testing.T) {
 	require.Zero(t, st.Forwards, "nothing was forwarded for a forged forward")
 
 	// Signed by a node of the cluster: a serves it itself, though b owns it.
-	resp, body := do(t, http.MethodGet, url, forwarded(t, http.MethodGet, url, "b"))
+	resp, body := do(t, http.MethodGet, url, forwarded(t, http.MethodGet, url, "b", "a"))
 	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
 	require.Equal(t, content(31, 500), body)
 	require.EqualValues(t, 1, b.calls.Load())
@@ -240,7 +243,7 @@ func TestForgedForward(t *testing.T) {
 
 	// A node with no forward key neither forwards nor accepts forwards.
 	alone := startNode(t, "a", pool, b, func() []cluster.Member { return members }, func(c *objects.Config) { c.ForwardKey = nil })
-	resp, _ = do(t, http.MethodGet, alone.ts.URL+"/mink/"+keyB, forwarded(t, http.MethodGet, alone.ts.URL+"/mink/"+keyB, "b"))
+	resp, _ = do(t, http.MethodGet, alone.ts.URL+"/mink/"+keyB, forwarded(t, http.MethodGet, alone.ts.URL+"/mink/"+keyB, "b", "a"))
 	require.Equal(t, http.StatusForbidden, resp.StatusCode)
 	resp, body = do(t, http.MethodGet, alone.ts.URL+"/mink/"+keyB2, nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -287,4 +290,31 @@ func TestForwardTLS(t *testing.T) {
 	require.Equal(t, data, body)
 	require.EqualValues(t, 1, flushedStats(untrusting.s).ForwardFailures, "the owner's certificate is not trusted")
 	require.EqualValues(t, 1, ba.calls.Load(), "built here instead")
+}
+
+// TestForwardRefusedSignature: the address members give for the owner b
+// now answers as node c (restarted under another id), which refuses a
+// forward signed for b; a builds the read itself.
+func TestForwardRefusedSignature(t *testing.T) {
+	pool, _ := pgtest.Pool(t)
+	bc := newFakeBuilder()
+	c := startNode(t, "c", pool, bc, nil, nil)
+	members := []cluster.Member{
+		{ID: "a", AdvertiseURL: "http://unused", Roles: []string{cluster.RoleServer}},
+		{ID: "b", AdvertiseURL: c.ts.URL, Roles: []string{cluster.RoleServer}},
+	}
+	ba := newFakeBuilder()
+	a := startNode(t, "a", pool, ba, func() []cluster.Member { return members }, nil)
+	keyB := ownedBy(t, members, "b", 0)
+	ba.add(keyB, content(41, 300))
+	bc.add(keyB, content(41, 300))
+
+	resp, body := do(t, http.MethodGet, a.ts.URL+"/mink/"+keyB, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	require.Equal(t, content(41, 300), body)
+	require.EqualValues(t, 1, ba.calls.Load(), "built on a")
+	require.Zero(t, bc.calls.Load(), "c refused a forward signed for b")
+	st := flushedStats(a.s)
+	require.EqualValues(t, 1, st.Forwards)
+	require.EqualValues(t, 1, st.ForwardFailures)
 }

@@ -139,13 +139,13 @@ func startNode(t testing.TB, id string, pool *pgxpool.Pool, b *fakeBuilder, memb
 // forwardKey is the forward key of every test node: one cluster.
 var forwardKey = auth.DeriveKey([]byte("objects test cluster"), auth.PurposeForward)
 
-// forwarded returns the headers of a read node forwarded to url (signed
-// with forwardKey), so the receiver serves it itself.
-func forwarded(t testing.TB, method, url, node string) map[string]string {
+// forwarded returns the headers of a read node from forwarded to node to
+// at url (signed with forwardKey), so the receiver serves it itself.
+func forwarded(t testing.TB, method, url, from, to string) map[string]string {
 	t.Helper()
 	req, err := http.NewRequest(method, url, nil)
 	require.NoError(t, err)
-	auth.SignForward(forwardKey, req, node)
+	auth.SignForward(forwardKey, req, from, to)
 	hdr := map[string]string{}
 	for k := range req.Header {
 		hdr[k] = req.Header.Get(k)

@@ -190,7 +190,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	forwarded := false
 	if _, marked := r.Header[ForwardedHeader]; marked {
-		if _, err := auth.VerifyForward(s.cfg.ForwardKey, r); err != nil {
+		if _, err := auth.VerifyForward(s.cfg.ForwardKey, r, s.cfg.NodeID); err != nil {
 			s.log.Warn("refused a read marked forwarded", "key", key, "remote", r.RemoteAddr, "err", err)
 			s.writeError(w, r, http.StatusForbidden, s3Error{Code: codeAccessDenied,
 				Message: "Access Denied: the request is marked forwarded but no node of this cluster signed it.", Key: key})
