@@ -165,7 +165,7 @@ func (h *Handler) fail(w http.ResponseWriter, err error) {
 		code = http.StatusBadRequest
 	case errors.Is(err, tables.ErrNotFound), errors.Is(err, kafka.ErrUnknownTopic):
 		code = http.StatusNotFound
-	case errors.Is(err, tables.ErrExists):
+	case errors.Is(err, tables.ErrExists), errors.Is(err, tables.ErrLocationTaken):
 		code = http.StatusConflict
 	case errors.Is(err, outage.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
 		code = http.StatusServiceUnavailable

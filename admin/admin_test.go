@@ -71,6 +71,12 @@ func TestTablesAPI(t *testing.T) {
 		require.Contains(t, body["error"], b.msg, b.body)
 	}
 
+	// Names no table can have are a 400, not a failed query (500).
+	for _, path := range []string{"/admin/v1/tables/app%00.events", "/admin/v1/tables/app.%FF", "/admin/v1/tables/app.events%00/status"} {
+		code, body := do("GET", path, "")
+		require.Equal(t, http.StatusBadRequest, code, "%s: %v", path, body)
+	}
+
 	// And the other way: a table whose location a created table's lies in.
 	code, body = do("POST", "/admin/v1/tables", `{"namespace":"ns.a","name":"b","topic":"events","value_format":"raw"}`)
 	require.Equal(t, http.StatusCreated, code, body)

@@ -83,6 +83,10 @@ func TestUncleanS3Paths(t *testing.T) {
 		"/mink/demo/t/../t/data/0/0-10-1.parquet",
 		"/mink/demo/../../etc/passwd",
 		"/mink//demo/t/metadata/00000.metadata.json",
+		// Keys PostgreSQL's text cannot hold: no such key, not a 500.
+		"/mink/demo/t/metadata/a%00",
+		"/mink/demo/t/metadata/%FF",
+		"/mink/demo%00/t/metadata/00000.metadata.json",
 	}
 	for mode, want := range map[auth.Mode]struct {
 		status int

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/singleflight"
@@ -274,8 +275,13 @@ const (
 
 // classify tells a metadata file key (<ns>/<name>/metadata/<file>) from a
 // data file key (<ns>/<name>/data/<partition>/<file>.parquet); namespace
-// levels are joined with '/'. Anything else cannot exist.
+// levels are joined with '/'. Anything else cannot exist, nor can a key
+// PostgreSQL's text cannot hold (U+0000, invalid UTF-8): asking it would
+// fail, not find nothing.
 func classify(key string) objectKind {
+	if !utf8.ValidString(key) || strings.IndexByte(key, 0) >= 0 {
+		return kindNone
+	}
 	// One pass over the segments, keeping the last three (last[0] is the
 	// last): no allocation on a path every request takes.
 	var last [3]string

@@ -263,7 +263,7 @@ func insertTable(ctx context.Context, tx pgx.Tx, warehouse string, def Definitio
 // checkLocation ("mink.tables.location" hashed once, a fixed bigint).
 const locationLock int64 = 0x6d696e6b_6c6f6301
 
-// checkLocation refuses, with ErrExists (409), a location that another
+// checkLocation refuses, with ErrLocationTaken (409), a location that another
 // table's lies below or above: a table x.t1 and a table of namespace x.t1
 // (x/t1/ and x/t1/sub/), or x.t1 and x.t1.data (whose location is x.t1's
 // data directory). Keys are paths; credentials vended for one table's
@@ -282,7 +282,7 @@ func checkLocation(ctx context.Context, tx pgx.Tx, location string) error {
 		return err
 	}
 	return fmt.Errorf("%w: the location %s would lie inside or around table %s's (%s): a namespace cannot have the path of a table",
-		ErrExists, location, other, otherLoc)
+		ErrLocationTaken, location, other, otherLoc)
 }
 
 // withProperty returns props (a copy) with k set to v.

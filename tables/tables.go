@@ -33,6 +33,9 @@ const DLQSuffix = "~dlq"
 var (
 	ErrExists   = errors.New("table already exists")
 	ErrNotFound = errors.New("table not found")
+	// ErrLocationTaken is a table whose location would nest in another
+	// table's or around it (HTTP 409, docs/design.md §4.1).
+	ErrLocationTaken = errors.New("table location overlaps another table's")
 	// ErrInvalid wraps every problem with a definition (HTTP 400).
 	ErrInvalid = errors.New("invalid table definition")
 	// ErrBadName is a table name that is not NAMESPACE.NAME (HTTP 400).
@@ -214,7 +217,12 @@ func suffix(nums []string, c byte) (int, bool) {
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$`)
 
 // ParseName splits "ns.name" (ns may have several dot-separated levels).
+// Errors wrap ErrBadName: no dot, an empty part, or text no table name can
+// hold (U+0000, invalid UTF-8: PostgreSQL would refuse the lookup itself).
 func ParseName(full string) (ns, name string, err error) {
+	if !utf8.ValidString(full) || strings.IndexByte(full, 0) >= 0 {
+		return "", "", fmt.Errorf("%w: %q is not valid UTF-8 text without U+0000", ErrBadName, full)
+	}
 	i := strings.LastIndexByte(full, '.')
 	if i <= 0 || i == len(full)-1 {
 		return "", "", fmt.Errorf("%w: %q must be NAMESPACE.NAME", ErrBadName, full)
