@@ -15,7 +15,7 @@ import (
 	"github.com/minkhq/mink/devenv"
 	"github.com/minkhq/mink/internal/clustertest"
 	"github.com/minkhq/mink/internal/pglocal"
-	"github.com/minkhq/mink/internal/testcerts"
+	"github.com/minkhq/mink/internal/testca"
 	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/kafka"
 )
@@ -32,13 +32,13 @@ func TestSecuredConnections(t *testing.T) {
 	}
 	events := testkit.USGSEvents(t)
 	ctx := context.Background()
-	certs := testcerts.New(t, "e2e")
+	certs := testca.NewSet(t)
 	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.TLS(certs.ServerTLS(t, true)), kfake.EnableSASL(),
 		kfake.Superuser("SCRAM-SHA-512", "mink", "kafka-secret"), kfake.SeedTopics(3, "earthquakes"))
 	require.NoError(t, err)
 	t.Cleanup(kf.Close)
 	pg, err := pglocal.StartPostgresTLS(ctx, pglocal.TLS{ServerCert: certs.ServerCert, ServerKey: certs.ServerKey,
-		CAFile: certs.CAFile, ClientCert: certs.ClientCert, ClientKey: certs.ClientKey}, testcerts.ClientName)
+		CAFile: certs.CAFile, ClientCert: certs.ClientCert, ClientKey: certs.ClientKey}, testca.ClientName)
 	require.NoError(t, err)
 	t.Cleanup(pg.Stop)
 
@@ -65,7 +65,7 @@ func TestServeSecuredSettings(t *testing.T) {
 	}
 	events := testkit.USGSEvents(t)
 	ctx := context.Background()
-	certs := testcerts.New(t, "serve")
+	certs := testca.NewSet(t)
 	env := clustertest.New(t, clustertest.KafkaOptions(kfake.TLS(certs.ServerTLS(t, true)), kfake.EnableSASL(),
 		kfake.Superuser("SCRAM-SHA-256", "mink", "kafka-secret"), kfake.SeedTopics(3, "earthquakes")))
 	pg, err := pglocal.StartPostgresTLS(ctx, pglocal.TLS{ServerCert: certs.ServerCert, ServerKey: certs.ServerKey,

@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minkhq/mink/internal/settings"
-	"github.com/minkhq/mink/internal/testcerts"
+	"github.com/minkhq/mink/internal/testca"
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/outage"
 )
@@ -95,7 +95,7 @@ func TestSASL(t *testing.T) {
 // another CA, with a server name the certificate lacks, or without a
 // client certificate, the connection fails with the reason.
 func TestTLS(t *testing.T) {
-	certs := testcerts.New(t, "kafka")
+	certs := testca.NewSet(t)
 	kf := secured(t, kfake.TLS(certs.ServerTLS(t, true)))
 	scram := kafka.SASL{Mechanism: "scram-sha-256", Username: "scram256-user", Password: "scram256-pass"}
 	good := kafka.TLS{CAFile: certs.CAFile, CertFile: certs.ClientCert, KeyFile: certs.ClientKey}
@@ -104,7 +104,7 @@ func TestTLS(t *testing.T) {
 	named.ServerName = "localhost" // in the certificate, though not the address dialed
 	require.NoError(t, roundTrip(t, kafka.Config{Brokers: kf.ListenAddrs(), TLS: named, SASL: scram}, "by name"))
 
-	other := testcerts.New(t, "other")
+	other := testca.NewSet(t)
 	for _, tc := range []struct {
 		name string
 		tls  kafka.TLS
@@ -131,7 +131,7 @@ func TestTLS(t *testing.T) {
 
 // Validate names the setting that cannot work.
 func TestValidateConnection(t *testing.T) {
-	certs := testcerts.New(t, "kafka")
+	certs := testca.NewSet(t)
 	token := t.TempDir() + "/token"
 	b := []string{"k:9092"}
 	for _, tc := range []struct {

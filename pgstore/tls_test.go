@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minkhq/mink/internal/pglocal"
-	"github.com/minkhq/mink/internal/testcerts"
+	"github.com/minkhq/mink/internal/testca"
 	"github.com/minkhq/mink/pgstore"
 )
 
@@ -38,9 +38,9 @@ func TestOpenOverTLS(t *testing.T) {
 		t.Skip(err)
 	}
 	ctx := context.Background()
-	certs := testcerts.New(t, "postgres")
+	certs := testca.NewSet(t)
 	pg, err := pglocal.StartPostgresTLS(ctx, pglocal.TLS{ServerCert: certs.ServerCert, ServerKey: certs.ServerKey,
-		CAFile: certs.CAFile, ClientCert: certs.ClientCert, ClientKey: certs.ClientKey}, testcerts.ClientName)
+		CAFile: certs.CAFile, ClientCert: certs.ClientCert, ClientKey: certs.ClientKey}, testca.ClientName)
 	require.NoError(t, err)
 	t.Cleanup(pg.Stop)
 	require.Contains(t, pg.URL, "sslmode=verify-full")
@@ -54,12 +54,12 @@ func TestOpenOverTLS(t *testing.T) {
 		Scan(&ssl, &version, &user))
 	require.True(t, ssl)
 	require.True(t, strings.HasPrefix(version, "TLSv1."), version)
-	require.Equal(t, testcerts.ClientName, user)
+	require.Equal(t, testca.ClientName, user)
 	var migrations int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM goose_db_version`).Scan(&migrations))
 	require.Positive(t, migrations)
 
-	other := testcerts.New(t, "other")
+	other := testca.NewSet(t)
 	for _, tc := range []struct {
 		name, url, want string
 	}{

@@ -25,7 +25,7 @@ import (
 
 	"github.com/minkhq/mink/codec/wire"
 	"github.com/minkhq/mink/internal/settings"
-	"github.com/minkhq/mink/internal/testcerts"
+	"github.com/minkhq/mink/internal/testca"
 	"github.com/minkhq/mink/outage"
 	"github.com/minkhq/mink/schemas"
 )
@@ -337,7 +337,7 @@ func TestTLS(t *testing.T) {
 // certificate and key of CertFile and KeyFile are presented; without them
 // the handshake fails.
 func TestTLSClientCertificate(t *testing.T) {
-	certs := testcerts.New(t, "registry")
+	certs := testca.NewSet(t)
 	fake := srfake.NewRegistry()
 	srv := httptest.NewUnstartedServer(fake.Handler())
 	srv.TLS = certs.ServerTLS(t, true)

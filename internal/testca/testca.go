@@ -1,5 +1,5 @@
-// Package testca makes throwaway certificate authorities and server
-// certificates for tests of TLS listeners (PEM files in a test's temporary
+// Package testca makes throwaway certificate authorities and the server and client
+// certificates of tests of TLS (PEM files in a test's temporary
 // directory). It is imported only by tests.
 package testca
 
@@ -38,8 +38,11 @@ func New(t testing.TB) *CA {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A name of its own: a TLS server names the CAs it takes by subject,
+	// and two test CAs must not pass for each other.
+	sn := serial(t)
 	tmpl := &x509.Certificate{
-		SerialNumber: serial(t), Subject: pkix.Name{CommonName: "mink test CA"},
+		SerialNumber: sn, Subject: pkix.Name{CommonName: "mink test CA " + sn.Text(16)},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
 		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 	}
@@ -118,4 +121,45 @@ func writePEM(t testing.TB, path, typ string, der []byte) {
 	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// ClientName is the common name of a Set's client certificate (the
+// PostgreSQL user clientcert=verify-full checks it against).
+const ClientName = "mink"
+
+// Set is one CA with a server certificate for 127.0.0.1, ::1 and
+// localhost and a client certificate whose common name is ClientName, as
+// PEM files: what a test's TLS server (Kafka, PostgreSQL, a registry) and
+// its client need.
+type Set struct {
+	*CA
+	// CAFile holds the CA certificate (CA.File).
+	CAFile                string
+	ServerCert, ServerKey string
+	ClientCert, ClientKey string
+}
+
+// NewSet makes a CA and its server and client certificates.
+func NewSet(t testing.TB) *Set {
+	t.Helper()
+	s := &Set{CA: New(t)}
+	s.CAFile = s.File
+	s.ServerCert, s.ServerKey = s.Issue(t, "server", "server", "127.0.0.1", "::1", "localhost")
+	s.ClientCert, s.ClientKey = s.Issue(t, ClientName, ClientName)
+	return s
+}
+
+// ServerTLS is the TLS config of a server with s's server certificate;
+// with clientAuth it requires a client certificate s's CA signed.
+func (s *Set) ServerTLS(t testing.TB, clientAuth bool) *tls.Config {
+	t.Helper()
+	pair, err := tls.LoadX509KeyPair(s.ServerCert, s.ServerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+	if clientAuth {
+		cfg.ClientAuth, cfg.ClientCAs = tls.RequireAndVerifyClientCert, s.Pool
+	}
+	return cfg
 }
