@@ -206,16 +206,8 @@ func (h *Handler) storageCredentials(creds map[string]string, prefixes []string)
 // (the spec's loadCredentials): fresh credentials for the table, as a
 // table load vends them; none under auth none.
 func (h *Handler) loadCredentials(w http.ResponseWriter, r *http.Request) {
-	ns, name, ok := h.table(w, r)
+	ns, name, ok := h.visibleTable(w, r)
 	if !ok {
-		return
-	}
-	exists, err := h.store.tableExists(r.Context(), ns, name)
-	if err == nil && (!exists || !allowed(r, ns, name)) {
-		err = noSuchTable(ns, name)
-	}
-	if err != nil {
-		h.writeError(w, r, err, logAttrs(ns, name)...)
 		return
 	}
 	creds, prefixes, err := h.vended(r, ns, name)

@@ -32,11 +32,13 @@ func (h *Handler) table(w http.ResponseWriter, r *http.Request) ([]string, strin
 	return ns, name, true
 }
 
-// tableExists answers HEAD /v1/namespaces/{namespace}/tables/{table}.
-func (h *Handler) tableExists(w http.ResponseWriter, r *http.Request) {
-	ns, name, ok := h.table(w, r)
+// visibleTable is table's namespace and name when the table exists and
+// the caller's grants allow it; otherwise it answers the error (404 as for
+// a missing table, or the store's) and returns false.
+func (h *Handler) visibleTable(w http.ResponseWriter, r *http.Request) (ns []string, name string, ok bool) {
+	ns, name, ok = h.table(w, r)
 	if !ok {
-		return
+		return nil, "", false
 	}
 	exists, err := h.store.tableExists(r.Context(), ns, name)
 	if err == nil && (!exists || !allowed(r, ns, name)) {
@@ -44,9 +46,16 @@ func (h *Handler) tableExists(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		h.writeError(w, r, err, logAttrs(ns, name)...)
-		return
+		return nil, "", false
 	}
-	w.WriteHeader(http.StatusNoContent)
+	return ns, name, true
+}
+
+// tableExists answers HEAD /v1/namespaces/{namespace}/tables/{table}.
+func (h *Handler) tableExists(w http.ResponseWriter, r *http.Request) {
+	if _, _, ok := h.visibleTable(w, r); ok {
+		w.WriteHeader(http.StatusNoContent)
+	}
 }
 
 // loadTable answers GET /v1/namespaces/{namespace}/tables/{table} with the
