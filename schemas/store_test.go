@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -119,6 +120,18 @@ func TestStoreEvolution(t *testing.T) {
 	require.ErrorIs(t, err, outage.ErrUnavailable)
 }
 
+// inferringTable creates json table app.<name> of topic <name> (one
+// partition) with an inferred schema, declared so far as one optional long
+// "id", and props.
+func inferringTable(t *testing.T, pool *pgxpool.Pool, name string, props map[string]string) *tables.Table {
+	t.Helper()
+	declared := `{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":false}]}`
+	tbl, err := tables.Create(context.Background(), pool, testkit.Warehouse, tables.Definition{Namespace: "app", Name: name, Topic: name,
+		ValueFormat: "json", Infer: true, Schema: json.RawMessage(declared), Properties: props}, []tables.PartitionStart{{Partition: 0}})
+	require.NoError(t, err)
+	return tbl
+}
+
 func fieldIDs(s *iceberg.Schema, names ...string) []int {
 	out := make([]int, len(names))
 	for i, n := range names {
@@ -168,10 +181,7 @@ func TestStoreConcurrentDecision(t *testing.T) {
 func TestStoreInferNewFields(t *testing.T) {
 	ctx := context.Background()
 	pool, _ := pgtest.Pool(t)
-	declared := `{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":false}]}`
-	tbl, err := tables.Create(ctx, pool, testkit.Warehouse, tables.Definition{Namespace: "app", Name: "clicks", Topic: "clicks",
-		ValueFormat: "json", Infer: true, Schema: json.RawMessage(declared)}, []tables.PartitionStart{{Partition: 0}})
-	require.NoError(t, err)
+	tbl := inferringTable(t, pool, "clicks", nil)
 	require.True(t, tbl.Infers())
 	store := schemas.NewStore(pool, nil)
 	recs := []*kgo.Record{
@@ -248,10 +258,7 @@ func TestStoreJSONSchemaRefinement(t *testing.T) {
 func TestStoreInferBounded(t *testing.T) {
 	ctx := context.Background()
 	pool, _ := pgtest.Pool(t)
-	declared := `{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":false}]}`
-	tbl, err := tables.Create(ctx, pool, testkit.Warehouse, tables.Definition{Namespace: "app", Name: "wide", Topic: "wide",
-		ValueFormat: "json", Infer: true, Schema: json.RawMessage(declared)}, []tables.PartitionStart{{Partition: 0}})
-	require.NoError(t, err)
+	tbl := inferringTable(t, pool, "wide", nil)
 	var b strings.Builder
 	b.WriteString(`{"id":1`)
 	for i := range 50000 {
@@ -300,10 +307,7 @@ func TestSpecAlternatingWriters(t *testing.T) {
 func TestStoreInferNULKey(t *testing.T) {
 	ctx := context.Background()
 	pool, _ := pgtest.Pool(t)
-	declared := `{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":false}]}`
-	tbl, err := tables.Create(ctx, pool, testkit.Warehouse, tables.Definition{Namespace: "app", Name: "clicks", Topic: "clicks",
-		ValueFormat: "json", Infer: true, Schema: json.RawMessage(declared)}, []tables.PartitionStart{{Partition: 0}})
-	require.NoError(t, err)
+	tbl := inferringTable(t, pool, "clicks", nil)
 	store := schemas.NewStore(pool, nil)
 	recs := []*kgo.Record{{Partition: 0, Offset: 0, Value: []byte(`{"id":1,"a\u0000b":2,"s":{"\u0000":1,"ok":true}}`)}}
 	res, version, err := store.Build(ctx, tbl, recs, -1)
@@ -324,11 +328,7 @@ func TestStoreInferNULKey(t *testing.T) {
 func TestStoreInferFoldedNames(t *testing.T) {
 	ctx := context.Background()
 	pool, _ := pgtest.Pool(t)
-	declared := `{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":false}]}`
-	tbl, err := tables.Create(ctx, pool, testkit.Warehouse, tables.Definition{Namespace: "app", Name: "clicks", Topic: "clicks",
-		ValueFormat: "json", Infer: true, Schema: json.RawMessage(declared),
-		Properties: map[string]string{codec.PropFieldMatching: string(codec.MatchCaseInsensitive)}}, []tables.PartitionStart{{Partition: 0}})
-	require.NoError(t, err)
+	tbl := inferringTable(t, pool, "clicks", map[string]string{codec.PropFieldMatching: string(codec.MatchCaseInsensitive)})
 	store := schemas.NewStore(pool, nil)
 	recs := []*kgo.Record{{Partition: 0, Offset: 0, Value: []byte(`{"ID":1,"b":1,"B":2}`)}}
 	res, version, err := store.Build(ctx, tbl, recs, -1)
@@ -367,10 +367,7 @@ func TestStoreInferFoldedNames(t *testing.T) {
 func TestStoreInferInvalidNames(t *testing.T) {
 	ctx := context.Background()
 	pool, _ := pgtest.Pool(t)
-	declared := `{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":false}]}`
-	tbl, err := tables.Create(ctx, pool, testkit.Warehouse, tables.Definition{Namespace: "app", Name: "clicks", Topic: "clicks",
-		ValueFormat: "json", Infer: true, Schema: json.RawMessage(declared)}, []tables.PartitionStart{{Partition: 0}})
-	require.NoError(t, err)
+	tbl := inferringTable(t, pool, "clicks", nil)
 	store := schemas.NewStore(pool, nil)
 	res, version, err := store.Build(ctx, tbl, []*kgo.Record{{Partition: 0, Offset: 0, Value: []byte(`{"id":1,"":{"":0},"x":{"":1,"y":2}}`)}}, -1)
 	require.NoError(t, err)
