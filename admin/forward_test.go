@@ -8,7 +8,6 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 	"github.com/minkhq/mink/admin"
 	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/internal/testkit"
 )
 
 // TestForwardToNode: /admin/v1/nodes/{id}/… on another node is proxied to
@@ -53,11 +53,7 @@ func TestForwardToNode(t *testing.T) {
 		for k, v := range hdr {
 			req.Header[k] = v
 		}
-		resp, err := client.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		require.NoError(t, err)
+		resp, b := testkit.SendWith(t, client, req)
 		var out map[string]string
 		require.NoError(t, json.Unmarshal(b, &out), "%s", b)
 		return resp.StatusCode, out

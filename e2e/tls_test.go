@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -61,12 +60,7 @@ func TestHTTPS(t *testing.T) {
 		for k, v := range hdr {
 			req.Header[k] = v
 		}
-		resp, err := client.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		require.NoError(t, err)
-		return resp, b
+		return testkit.SendWith(t, client, req)
 	}
 
 	// Plain http to the https listener gets no answer of the API.

@@ -10,7 +10,13 @@ import (
 // its body read (and closed); a transport error fails t.
 func Send(t testing.TB, req *http.Request) (*http.Response, []byte) {
 	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
+	return SendWith(t, http.DefaultClient, req)
+}
+
+// SendWith is Send with client (e.g. one trusting a test CA).
+func SendWith(t testing.TB, client *http.Client, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatalf("testkit: %s %s: %v", req.Method, req.URL, err)
 	}
