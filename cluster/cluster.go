@@ -82,6 +82,7 @@ type Cluster struct {
 	members    []Member
 	registered bool
 	lastOK     time.Time // start of the last successful round (monotonic)
+	firstStart time.Time // start of the round that first registered the node (monotonic)
 	trustUntil time.Time // jobs run only before this instant (monotonic)
 	trustTimer *time.Timer
 }
@@ -213,7 +214,13 @@ func (c *Cluster) round(ctx context.Context, start time.Time) error {
 		}
 	}
 
-	st := State{Me: c.cfg.NodeID, Roles: c.cfg.Roles, Leases: leases, MaxPartitions: c.cfg.MaxPartitions}
+	c.mu.Lock()
+	if c.firstStart.IsZero() {
+		c.firstStart = start
+	}
+	starting := start.Before(c.firstStart.Add(c.interval))
+	c.mu.Unlock()
+	st := State{Me: c.cfg.NodeID, Roles: c.cfg.Roles, Leases: leases, MaxPartitions: c.cfg.MaxPartitions, Starting: starting}
 	for _, m := range members {
 		st.Nodes = append(st.Nodes, Node{ID: m.ID, Roles: m.Roles})
 	}

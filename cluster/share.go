@@ -27,6 +27,12 @@ type State struct {
 	// MaxPartitions is the `max_partitions` of rule 5 (0 = no cap). A
 	// node only knows its own setting; Plan assumes every node has the same.
 	MaxPartitions int
+	// Starting is true in the rounds of the node's first lease_ttl/3 after
+	// it registered (docs/design.md §3.3, "a first round that waits to see
+	// its peers"): Plan takes nothing then, so that in a rolling cold start
+	// the first node does not take every lease only to hand them back one
+	// per table per round.
+	Starting bool
 }
 
 // Node is a live node as the sharing rules see it.
