@@ -1,6 +1,7 @@
 // Package admin is Mink's admin HTTP API (docs/design.md §5, "Admin API"): table
-// definitions, nodes, leases and partition progress, and forwarding of
-// /admin/v1/nodes/{id}/… to the node it names.
+// definitions, nodes, leases and partition progress, the overview that
+// `mink status` and the console (package ui) show (Handler.Overview), and
+// forwarding of /admin/v1/nodes/{id}/… to the node it names.
 //
 // The handlers (admin.go) answer with the types of api.go, read through the
 // queries of store.go (sql/, one statement a file), package tables and
@@ -67,6 +68,7 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Handler {
 	h.mux.HandleFunc("POST /admin/v1/tables/{name}/repair", h.repairTable)
 	h.mux.HandleFunc("GET /admin/v1/nodes", serveRead(h, readNodes))
 	h.mux.HandleFunc("GET /admin/v1/leases", serveRead(h, readLeases))
+	h.mux.HandleFunc("GET /admin/v1/overview", h.overview)
 	h.mux.HandleFunc("/admin/v1/nodes/{id}/{rest...}", h.forward)
 	h.mux.HandleFunc("/admin/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such admin route: "+r.Method+" "+r.URL.Path)
@@ -334,7 +336,7 @@ func (h *Handler) status(ctx context.Context, t *tables.Table) (*TableStatus, er
 	if err != nil {
 		return nil, err
 	}
-	st := &TableStatus{Table: t.FullName(), Partitions: parts, KafkaError: errorText(kerr)}
+	st := &TableStatus{Table: t.FullName(), Topic: t.Topic, Partitions: parts, KafkaError: errorText(kerr)}
 	if st.Writer, err = readWriter(ctx, h.pool, t); err != nil {
 		return nil, err
 	}
@@ -357,7 +359,74 @@ func (h *Handler) status(ctx context.Context, t *tables.Table) (*TableStatus, er
 	if st.WriterSchemas, err = schemas.WriterSchemas(ctx, h.pool, t.ID); err != nil {
 		return nil, err
 	}
+	if st.Files, err = readFiles(ctx, h.pool, t); err != nil {
+		return nil, err
+	}
+	if st.LastCommit, err = readLastCommit(ctx, h.pool, t); err != nil {
+		return nil, err
+	}
 	return st, nil
+}
+
+// Overview returns the cluster as `mink status` prints it and the console
+// (package ui) shows it: the live nodes with their lease counts, and the
+// status of every table but dead-letter tables, by name (table ""), or of
+// the table named "<namespace>.<name>" alone. Kafka's offsets come from
+// this node's client; a table whose topic Kafka does not answer for has
+// KafkaError set. Errors: tables.ErrBadName, tables.ErrNotFound,
+// tables.ErrInvalid for a dead-letter table's name, Postgres's.
+func (h *Handler) Overview(ctx context.Context, table string) (*Overview, error) {
+	var ts []*tables.Table
+	if table == "" {
+		all, err := tables.List(ctx, h.pool)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range all {
+			if t.DLQOf == nil {
+				ts = append(ts, t)
+			}
+		}
+	} else {
+		ns, name, err := tables.ParseName(table)
+		if err != nil {
+			return nil, err
+		}
+		t, err := tables.GetByName(ctx, h.pool, ns, name)
+		if err != nil {
+			return nil, err
+		}
+		if t.DLQOf != nil {
+			return nil, fmt.Errorf("%w: %s is a dead-letter table: its table's overview shows its dead letters", tables.ErrInvalid, t.FullName())
+		}
+		ts = []*tables.Table{t}
+	}
+	o := &Overview{Tables: make([]*TableStatus, 0, len(ts))}
+	var err error
+	if o.Time, o.Nodes, err = readNodeSummaries(ctx, h.pool); err != nil {
+		return nil, err
+	}
+	for _, t := range ts {
+		st, err := h.status(ctx, t)
+		if errors.Is(err, tables.ErrNotFound) {
+			continue // dropped since the list was read
+		}
+		if err != nil {
+			return nil, err
+		}
+		o.Tables = append(o.Tables, st)
+	}
+	return o, nil
+}
+
+// overview answers GET /admin/v1/overview[?table=NS.NAME].
+func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
+	o, err := h.Overview(r.Context(), r.URL.Query().Get("table"))
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, o)
 }
 
 // serveRead answers a GET with what read returns from the pool.

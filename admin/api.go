@@ -47,9 +47,15 @@ type PartitionStatus struct {
 	// that are not indexed yet.
 	Lag int64 `json:"lag"`
 	// RecordsPerSecond is the indexing rate over the last minute.
+	// RecordsPerSecond is the indexing rate over the last minute: the
+	// records of the ranges indexed in the last minute (database clock)
+	// / 60, the same on every node.
 	RecordsPerSecond float64 `json:"records_per_second"`
-	Holder           *string `json:"holder"`
-	Epoch            int64   `json:"epoch"`
+	// Holder is the node holding the partition's lease, null when it is
+	// free or expired; LeaseExpiresAt is then null too.
+	Holder         *string    `json:"holder"`
+	LeaseExpiresAt *time.Time `json:"lease_expires_at"`
+	Epoch          int64      `json:"epoch"`
 }
 
 // TablePartitions is the answer of GET
@@ -66,7 +72,9 @@ type TablePartitions struct {
 // TableStatus is the answer of GET /admin/v1/tables/{ns}.{name}/status:
 // the table's progress and what its records did not fit.
 type TableStatus struct {
-	Table      string            `json:"table"`
+	Table string `json:"table"`
+	// Topic is the Kafka topic the table serves.
+	Topic      string            `json:"topic"`
 	Partitions []PartitionStatus `json:"partitions"`
 	// KafkaError is set when Kafka could not be asked for its offsets.
 	KafkaError string `json:"kafka_error,omitempty"`
@@ -89,6 +97,67 @@ type TableStatus struct {
 	// written with, in the order the table met them: the schema version
 	// that holds each one's records, or why they are dead letters.
 	WriterSchemas []schemas.WriterSchemaInfo `json:"writer_schemas,omitempty"`
+	// Files are the data files of the table's current snapshot (indexed
+	// and tail files; admin/sql/table_files.sql).
+	Files FilesStatus `json:"files"`
+	// LastCommit is the table's current snapshot, null before the first
+	// commit.
+	LastCommit *CommitStatus `json:"last_commit"`
+}
+
+// FilesStatus counts data files and their bytes.
+type FilesStatus struct {
+	Count int64 `json:"count"`
+	Bytes int64 `json:"bytes"`
+}
+
+// CommitStatus is a snapshot as the overview shows it: the last commit.
+type CommitStatus struct {
+	SnapshotID     int64 `json:"snapshot_id"`
+	SequenceNumber int64 `json:"sequence_number"`
+	// Operation is the snapshot's Iceberg operation: append, replace,
+	// overwrite or delete.
+	Operation string `json:"operation"`
+	// CommittedAt is when it was committed (database clock).
+	CommittedAt time.Time `json:"committed_at"`
+	// Writer is the node that committed it under the table's writer lease;
+	// empty when a table load committed it (docs/design.md §4.4).
+	Writer string `json:"writer,omitempty"`
+}
+
+// Overview is the answer of GET /admin/v1/overview: the cluster as
+// `mink status` prints it and the console (/ui) shows it, one read model
+// for both (Handler.Overview).
+type Overview struct {
+	// Time is when it was read, by the database clock: the expiries and
+	// commit times in it compare with Time, not with a reader's clock.
+	Time time.Time `json:"time"`
+	// Nodes are the live nodes, by id.
+	Nodes []NodeSummary `json:"nodes"`
+	// Tables are the status of every table but dead-letter tables, by
+	// name (or of the one table asked for).
+	Tables []*TableStatus `json:"tables"`
+}
+
+// NodeSummary is a live node and how many leases it holds.
+type NodeSummary struct {
+	ID           string   `json:"id"`
+	AdvertiseURL string   `json:"address"`
+	Roles        []string `json:"roles"`
+	// StartedAt is when it registered; ExpiresAt when its row expires
+	// unless renewed (database clock).
+	StartedAt time.Time `json:"started_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+	// PartitionLeases is the number of unexpired partition leases it holds.
+	PartitionLeases int `json:"partition_leases"`
+	// WriterOf are the tables whose writer lease it holds, by name.
+	WriterOf []WriterOf `json:"writer_of"`
+}
+
+// WriterOf is a table whose writer lease a node holds, and its epoch.
+type WriterOf struct {
+	Table string `json:"table"`
+	Epoch int64  `json:"epoch"`
 }
 
 // AlterResult is the answer of POST /admin/v1/tables/{ns}.{name}/schema.

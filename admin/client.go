@@ -165,6 +165,21 @@ func (c *Client) Nodes(ctx context.Context) ([]NodeStatus, error) {
 	return l.Nodes, err
 }
 
+// Overview returns the cluster as `mink status` prints it: the live nodes
+// and the status of every table but dead-letter tables (table ""), or of
+// the table named "<namespace>.<name>" alone.
+func (c *Client) Overview(ctx context.Context, table string) (*Overview, error) {
+	path := "/admin/v1/overview"
+	if table != "" {
+		path += "?" + url.Values{"table": {table}}.Encode()
+	}
+	var o Overview
+	if err := c.Do(ctx, http.MethodGet, path, nil, &o); err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
 // Leases returns every lease, by table name, the writer lease first.
 func (c *Client) Leases(ctx context.Context) ([]LeaseStatus, error) {
 	var l LeaseList

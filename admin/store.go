@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -31,6 +32,14 @@ var (
 	leasesSQL string
 	//go:embed sql/node_address.sql
 	nodeAddressSQL string
+	//go:embed sql/nodes_summary.sql
+	nodesSummarySQL string
+	//go:embed sql/db_now.sql
+	dbNowSQL string
+	//go:embed sql/table_files.sql
+	tableFilesSQL string
+	//go:embed sql/last_commit.sql
+	lastCommitSQL string
 )
 
 // readProgress returns the progress of each partition of t as Postgres
@@ -47,7 +56,7 @@ func readProgress(ctx context.Context, db tables.Beginner, t *tables.Table) ([]P
 		// nil, not empty, without partitions: the answer has always said null.
 		parts, err = pgx.AppendRows([]PartitionStatus(nil), rows, func(r pgx.CollectableRow) (PartitionStatus, error) {
 			var s PartitionStatus
-			err := r.Scan(&s.Partition, &s.IndexedOffset, &s.Holder, &s.Epoch, &s.RecordsPerSecond)
+			err := r.Scan(&s.Partition, &s.IndexedOffset, &s.Holder, &s.LeaseExpiresAt, &s.Epoch, &s.RecordsPerSecond)
 			return s, err
 		})
 		if err != nil || len(parts) == 0 {
@@ -133,6 +142,57 @@ func readDeadLetters(ctx context.Context, q tables.Querier, t *tables.Table) (in
 	var n int64
 	err := q.QueryRow(ctx, deadLettersSQL, t.ID).Scan(&n)
 	return n, err
+}
+
+// readFiles returns the number and bytes of the data files of t's current
+// snapshot.
+func readFiles(ctx context.Context, q tables.Querier, t *tables.Table) (FilesStatus, error) {
+	var f FilesStatus
+	err := q.QueryRow(ctx, tableFilesSQL, t.ID).Scan(&f.Count, &f.Bytes)
+	return f, err
+}
+
+// readLastCommit returns t's current snapshot, or nil before its first
+// commit.
+func readLastCommit(ctx context.Context, q tables.Querier, t *tables.Table) (*CommitStatus, error) {
+	var c CommitStatus
+	var writer *string
+	err := q.QueryRow(ctx, lastCommitSQL, t.ID).Scan(&c.SnapshotID, &c.SequenceNumber, &c.Operation, &c.CommittedAt, &writer)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	if writer != nil {
+		c.Writer = *writer
+	}
+	return &c, nil
+}
+
+// readNodeSummaries returns the database clock's now and the live nodes,
+// by id, read in one transaction (so the expiries compare with that now).
+func readNodeSummaries(ctx context.Context, db tables.Beginner) (now time.Time, nodes []NodeSummary, err error) {
+	err = pgx.BeginTxFunc(ctx, db, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, dbNowSQL).Scan(&now); err != nil {
+			return err
+		}
+		var err error
+		nodes, err = query(ctx, tx, nodesSummarySQL, func(r pgx.Row, n *NodeSummary) error {
+			var tables []string
+			var epochs []int64
+			if err := r.Scan(&n.ID, &n.AdvertiseURL, &n.Roles, &n.StartedAt, &n.ExpiresAt, &n.PartitionLeases, &tables, &epochs); err != nil {
+				return err
+			}
+			n.WriterOf = make([]WriterOf, len(tables))
+			for i := range tables {
+				n.WriterOf[i] = WriterOf{Table: tables[i], Epoch: epochs[i]}
+			}
+			return nil
+		})
+		return err
+	})
+	return now, nodes, err
 }
 
 // readNodes returns the live nodes, by id.

@@ -1,13 +1,16 @@
 -- The progress of each partition of a table, by partition: the end of its
 -- last indexed range (its start offset before the first), its lease's
--- holder (NULL when free or expired, by the database clock) and epoch, and
--- the records indexed per second over the last minute. The committed
--- offset comes from commit.CommittedOffsets, in the same transaction.
+-- holder and expiry (NULL when free or expired, by the database clock) and
+-- epoch, and the records indexed per second over the last minute (the
+-- records of the ranges created in the last minute / 60: every node reads
+-- the same rows, so every node shows the same rate). The committed offset
+-- comes from commit.CommittedOffsets, in the same transaction.
 -- $1 table id.
 SELECT p.partition,
        coalesce((SELECT max(end_offset) FROM ranges g
                  WHERE g.table_id = p.table_id AND g.partition = p.partition), p.start_offset),
        CASE WHEN l.expires_at > now() THEN l.holder END,
+       CASE WHEN l.expires_at > now() THEN l.expires_at END,
        l.epoch,
        coalesce((SELECT sum(record_count) FROM ranges g
                  WHERE g.table_id = p.table_id AND g.partition = p.partition

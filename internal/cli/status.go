@@ -10,19 +10,13 @@ import (
 	"time"
 
 	"github.com/minkhq/mink/admin"
+	"github.com/minkhq/mink/internal/readable"
 )
 
-// clusterStatus is what `mink status` shows, as the admin API answers it.
-type clusterStatus struct {
-	nodes  []admin.NodeStatus
-	leases []admin.LeaseStatus
-	// tables are the progress of every table but dead-letter tables, by
-	// name.
-	tables []*admin.TablePartitions
-}
-
-// status runs `mink status`: per node its partition leases and the tables
-// it writes; with --leases every lease; then each table's progress.
+// status runs `mink status`: the admin API's overview (the read model
+// the console /ui shows, admin.Overview): per node its partition leases
+// and the tables it writes; with --leases every lease; then each table's
+// progress, files, last commit, schema versions and dead letters.
 func status(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	adminURL := adminFlag(fs, adminCredential)
@@ -30,60 +24,38 @@ func status(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	st, err := fetchClusterStatus(ctx, adminURL.client())
+	c := adminURL.client()
+	o, err := c.Overview(ctx, "")
 	if err != nil {
 		return reachable(err)
 	}
-	return printClusterStatus(stdout, st, *all, time.Now())
+	var leases []admin.LeaseStatus
+	if *all {
+		if leases, err = c.Leases(ctx); err != nil {
+			return reachable(err)
+		}
+	}
+	return printClusterStatus(stdout, o, leases, *all)
 }
 
-// fetchClusterStatus asks the admin API for the nodes, the leases and the
-// progress of each table.
-func fetchClusterStatus(ctx context.Context, c *admin.Client) (*clusterStatus, error) {
-	var st clusterStatus
-	var err error
-	if st.nodes, err = c.Nodes(ctx); err != nil {
-		return nil, err
-	}
-	if st.leases, err = c.Leases(ctx); err != nil {
-		return nil, err
-	}
-	ts, err := c.Tables(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range ts {
-		if t.DLQOf != nil {
-			continue
-		}
-		parts, err := c.Partitions(ctx, t.FullName())
-		if err != nil {
-			return nil, err
-		}
-		// The table's name as the list gave it, whatever the answer says.
-		parts.Table = t.FullName()
-		st.tables = append(st.tables, parts)
-	}
-	return &st, nil
-}
-
-// printClusterStatus prints st: the node table, the lease table when
-// leases is set, and each table's progress. Expiries are shown relative to
-// now.
-func printClusterStatus(w io.Writer, st *clusterStatus, leases bool, now time.Time) error {
-	if err := printTable(w, "", []string{"NODE", "ADDRESS", "ROLES", "EXPIRES", "PARTITIONS", "WRITER OF (TABLE@EPOCH)"},
-		nodeRows(st.nodes, st.leases, now)); err != nil {
+// printClusterStatus prints o: the node table, the lease table when
+// showLeases is set, and each table's status (printTableStatus). Expiries
+// and commit times are shown relative to o.Time (both by the database
+// clock).
+func printClusterStatus(w io.Writer, o *admin.Overview, leases []admin.LeaseStatus, showLeases bool) error {
+	if err := printTable(w, "", []string{"NODE", "ADDRESS", "ROLES", "STARTED", "EXPIRES", "PARTITIONS", "WRITER OF (TABLE@EPOCH)"},
+		nodeRows(o.Nodes, o.Time)); err != nil {
 		return err
 	}
-	if leases {
+	if showLeases {
 		fmt.Fprintln(w)
-		if err := printTable(w, "", []string{"TABLE", "LEASE", "HOLDER", "EPOCH", "EXPIRES"}, leaseRows(st.leases, now)); err != nil {
+		if err := printTable(w, "", []string{"TABLE", "LEASE", "HOLDER", "EPOCH", "EXPIRES"}, leaseRows(leases, o.Time)); err != nil {
 			return err
 		}
 	}
-	for _, t := range st.tables {
+	for _, t := range o.Tables {
 		fmt.Fprintln(w)
-		if err := printProgress(w, t, writerOf(st.leases, t.Table, now)); err != nil {
+		if err := printTableStatus(w, t, o.Time); err != nil {
 			return err
 		}
 	}
@@ -91,25 +63,17 @@ func printClusterStatus(w io.Writer, st *clusterStatus, leases bool, now time.Ti
 }
 
 // nodeRows are the lines of the node table: per node its address, roles,
-// expiry, the number of partition leases it holds and the tables it writes
-// (TABLE@EPOCH).
-func nodeRows(nodes []admin.NodeStatus, leases []admin.LeaseStatus, now time.Time) [][]string {
-	partitions := map[string]int{}
-	writes := map[string][]string{}
-	for _, l := range leases {
-		if l.Holder == nil {
-			continue
-		}
-		if l.Kind == "writer" {
-			writes[*l.Holder] = append(writes[*l.Holder], fmt.Sprintf("%s@%d", l.Table, l.Epoch))
-		} else {
-			partitions[*l.Holder]++
-		}
-	}
+// start, expiry, the number of partition leases it holds and the tables it
+// writes (TABLE@EPOCH).
+func nodeRows(nodes []admin.NodeSummary, now time.Time) [][]string {
 	rows := make([][]string, len(nodes))
 	for i, n := range nodes {
-		rows[i] = []string{n.ID, n.AdvertiseURL, strings.Join(n.Roles, ","), expiresIn(&n.ExpiresAt, now),
-			strconv.Itoa(partitions[n.ID]), orDash(strings.Join(writes[n.ID], ","))}
+		writes := make([]string, len(n.WriterOf))
+		for j, wr := range n.WriterOf {
+			writes[j] = fmt.Sprintf("%s@%d", wr.Table, wr.Epoch)
+		}
+		rows[i] = []string{n.ID, n.AdvertiseURL, strings.Join(n.Roles, ","), readable.Ago(n.StartedAt, now),
+			expiresIn(&n.ExpiresAt, now), readable.Count(int64(n.PartitionLeases)), orDash(strings.Join(writes, ","))}
 	}
 	return rows
 }
@@ -130,26 +94,14 @@ func leaseRows(leases []admin.LeaseStatus, now time.Time) [][]string {
 	return rows
 }
 
-// writerOf describes the holding of the writer lease of table, "-" when
-// none holds it.
-func writerOf(leases []admin.LeaseStatus, table string, now time.Time) string {
-	writer := "-"
-	for _, l := range leases {
-		if l.Table == table && l.Kind == "writer" && l.Holder != nil {
-			writer = writerText(*l.Holder, l.Epoch, l.ExpiresAt, now)
-		}
-	}
-	return writer
-}
-
 // writerText describes a holding of a writer lease.
 func writerText(holder string, epoch int64, expires *time.Time, now time.Time) string {
 	return fmt.Sprintf("%s (epoch %d, expires %s)", holder, epoch, expiresIn(expires, now))
 }
 
 // printProgress prints a table's writer and the progress of each of its
-// partitions (mink status, mink table status).
-func printProgress(w io.Writer, t *admin.TablePartitions, writer string) error {
+// partitions.
+func printProgress(w io.Writer, t *admin.TablePartitions, writer string, now time.Time) error {
 	fmt.Fprintf(w, "%s  writer: %s\n", t.Table, writer)
 	if t.KafkaError != "" {
 		fmt.Fprintf(w, "  kafka unreachable: %s\n", t.KafkaError)
@@ -160,23 +112,31 @@ func printProgress(w io.Writer, t *admin.TablePartitions, writer string) error {
 		if p.Holder != nil {
 			holder = *p.Holder
 		}
-		rows[i] = []string{strconv.Itoa(int(p.Partition)), holder, strconv.FormatInt(p.Epoch, 10),
+		rows[i] = []string{strconv.Itoa(int(p.Partition)), holder, strconv.FormatInt(p.Epoch, 10), expiresIn(p.LeaseExpiresAt, now),
 			strconv.FormatInt(p.IndexedOffset, 10), strconv.FormatInt(p.CommittedOffset, 10),
 			strconv.FormatInt(p.HighWatermark, 10), strconv.FormatInt(p.Lag, 10), fmt.Sprintf("%.1f", p.RecordsPerSecond)}
 	}
-	return printTable(w, "  ", []string{"PARTITION", "HOLDER", "EPOCH", "INDEXED", "COMMITTED", "HIGH WATERMARK", "LAG", "RECORDS/S (1 MIN)"}, rows)
+	return printTable(w, "  ", []string{"PARTITION", "HOLDER", "EPOCH", "LEASE EXPIRES", "INDEXED", "COMMITTED", "HIGH WATERMARK", "LAG", "RECORDS/S (1 MIN)"}, rows)
 }
 
-// printTableStatus prints what mink status prints for one table, then the
+// printTableStatus prints a table's writer and partitions (printProgress),
+// then its data files, last commit, schema versions and dead letters, the
 // JSON fields its records had that match no column (count and examples)
-// and its dead letters (`mink table status`).
+// and the writer schemas it met (`mink status`, `mink table status`).
+// Times are shown relative to now.
 func printTableStatus(w io.Writer, st *admin.TableStatus, now time.Time) error {
 	writer := "-"
 	if h := st.Writer; h != nil {
 		writer = writerText(h.Holder, h.Epoch, &h.ExpiresAt, now)
 	}
 	progress := &admin.TablePartitions{Table: st.Table, Partitions: st.Partitions, KafkaError: st.KafkaError}
-	if err := printProgress(w, progress, writer); err != nil {
+	if err := printProgress(w, progress, writer, now); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "files: %d, %s (%d bytes)\n", st.Files.Count, readable.Bytes(st.Files.Bytes), st.Files.Bytes)
+	fmt.Fprintf(w, "last commit: %s\n", commitText(st.LastCommit, now))
+	fmt.Fprintf(w, "schema: version %d (%d versions)\n", st.SchemaID, st.SchemaVersions)
+	if _, err := fmt.Fprintf(w, "dead letters: %d (mink scan '%s~dlq')\n", st.DeadLetters, st.Table); err != nil {
 		return err
 	}
 	if st.UnknownFields.Count > 0 || len(st.WriterSchemas) == 0 {
@@ -192,10 +152,6 @@ func printTableStatus(w io.Writer, st *admin.TableStatus, now time.Time) error {
 		}
 		fmt.Fprintln(w)
 	}
-	if _, err := fmt.Fprintf(w, "dead letters: %d (mink scan '%s~dlq')\n", st.DeadLetters, st.Table); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "schema: version %d (%d versions)\n", st.SchemaID, st.SchemaVersions)
 	if len(st.WriterSchemas) == 0 {
 		return nil
 	}
@@ -216,17 +172,23 @@ func printTableStatus(w io.Writer, st *admin.TableStatus, now time.Time) error {
 	return printTable(w, "  ", []string{"ROLE", "REGISTRY ID", "TABLE SCHEMA"}, rows)
 }
 
-// expiresIn shows an expiry (by the database clock) relative to now (by
-// this machine's clock), to the second: "in 9s", or "expired".
+// commitText describes a table's last commit: "snapshot 123 (sequence
+// 4, append by writer a, 5s ago)", or "none yet".
+func commitText(c *admin.CommitStatus, now time.Time) string {
+	if c == nil {
+		return "none yet"
+	}
+	by := "a table load"
+	if c.Writer != "" {
+		by = "writer " + c.Writer
+	}
+	return fmt.Sprintf("snapshot %d (sequence %d, %s by %s, %s)", c.SnapshotID, c.SequenceNumber, c.Operation, by, readable.Ago(c.CommittedAt, now))
+}
+
+// expiresIn shows an expiry (by the database clock) relative to now, to
+// the second: "in 9s", or "expired".
 func expiresIn(at *time.Time, now time.Time) string {
-	if at == nil || at.IsZero() {
-		return "-"
-	}
-	d := at.Sub(now).Round(time.Second)
-	if d < 0 {
-		return "expired"
-	}
-	return "in " + d.String()
+	return readable.Until(at, now)
 }
 
 // orDash is s, or "-" when s is empty.

@@ -13,22 +13,35 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// mink status prints, per node, its partition count and the tables it
-// writes with their epochs; --leases adds every lease with holder, epoch
-// and expiry.
+// mink status prints the overview: per node its start, expiry, partition
+// count and the tables it writes with their epochs, then each table's
+// partitions, files, last commit, schema and dead letters, times relative
+// to the overview's (database) clock; --leases adds every lease with
+// holder, epoch and expiry.
 func TestStatusLeases(t *testing.T) {
-	exp := time.Now().Add(20*time.Second + 400*time.Millisecond).UTC().Format(time.RFC3339Nano)
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) string { return now.Add(d).Format(time.RFC3339Nano) }
+	exp := at(20*time.Second + 400*time.Millisecond)
 	answers := map[string]string{
-		"/admin/v1/nodes": fmt.Sprintf(`{"nodes":[{"id":"a","address":"http://a","roles":["indexer","server"],"expires_at":%q},
-			{"id":"b","address":"http://b","roles":["server"],"expires_at":%q}]}`, exp, exp),
+		"/admin/v1/overview": fmt.Sprintf(`{"time":%q,
+			"nodes":[{"id":"a","address":"http://a","roles":["indexer","server"],"started_at":%q,"expires_at":%q,
+			          "partition_leases":1,"writer_of":[{"table":"ns.t","epoch":3}]},
+			{"id":"b","address":"http://b","roles":["server"],"started_at":%q,"expires_at":%q,"partition_leases":0,"writer_of":[]}],
+			"tables":[{"table":"ns.t","topic":"t","writer":{"holder":"a","epoch":3,"expires_at":%q},
+			  "partitions":[{"partition":0,"holder":"a","lease_expires_at":%q,"epoch":2,"indexed_offset":900,"committed_offset":850,"high_watermark":1000,"lag":100,"records_per_second":12.5},
+			                {"partition":1,"holder":null,"epoch":5}],
+			  "files":{"count":12,"bytes":3145728},
+			  "last_commit":{"snapshot_id":77,"sequence_number":4,"operation":"append","committed_at":%q,"writer":"a"},
+			  "schema_id":1,"schema_versions":2,"dead_letters":3,"unknown_fields":{"count":0,"examples":[]}}]}`,
+			at(0), at(-5*time.Minute), exp, at(-time.Hour), exp, exp, exp, at(-3*time.Second)),
 		"/admin/v1/leases": fmt.Sprintf(`{"leases":[
 			{"scope":"1/writer","table":"ns.t","kind":"writer","holder":"a","epoch":3,"expires_at":%q},
 			{"scope":"1/partition/0","table":"ns.t","kind":"partition","partition":0,"holder":"a","epoch":2,"expires_at":%q},
 			{"scope":"1/partition/1","table":"ns.t","kind":"partition","partition":1,"holder":null,"epoch":5,"expires_at":null}]}`, exp, exp),
-		"/admin/v1/tables":                 `{"tables":[{"namespace":"ns","name":"t"}]}`,
-		"/admin/v1/tables/ns.t/partitions": `{"partitions":[{"partition":0,"holder":"a","epoch":2,"indexed_offset":900,"committed_offset":850,"high_watermark":1000,"lag":100,"records_per_second":12.5},{"partition":1,"holder":null,"epoch":5}]}`,
 	}
+	var asked []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked = append(asked, r.URL.Path)
 		body, ok := answers[r.URL.Path]
 		if !ok {
 			http.NotFound(w, r)
@@ -42,21 +55,29 @@ func TestStatusLeases(t *testing.T) {
 	require.NoError(t, status(context.Background(), []string{"--admin", srv.URL, "--leases"}, &out))
 	lines := strings.Split(out.String(), "\n")
 	fields := func(i int) []string { return strings.Fields(lines[i]) }
-	require.Equal(t, []string{"NODE", "ADDRESS", "ROLES", "EXPIRES", "PARTITIONS", "WRITER", "OF", "(TABLE@EPOCH)"}, fields(0))
-	require.Equal(t, []string{"a", "http://a", "indexer,server", "in", "20s", "1", "ns.t@3"}, fields(1))
-	require.Equal(t, []string{"b", "http://b", "server", "in", "20s", "0", "-"}, fields(2))
+	require.Equal(t, []string{"NODE", "ADDRESS", "ROLES", "STARTED", "EXPIRES", "PARTITIONS", "WRITER", "OF", "(TABLE@EPOCH)"}, fields(0))
+	require.Equal(t, []string{"a", "http://a", "indexer,server", "5m", "00s", "ago", "in", "20s", "1", "ns.t@3"}, fields(1))
+	require.Equal(t, []string{"b", "http://b", "server", "1h", "00m", "ago", "in", "20s", "0", "-"}, fields(2))
 	require.Empty(t, lines[3])
 	require.Equal(t, []string{"TABLE", "LEASE", "HOLDER", "EPOCH", "EXPIRES"}, fields(4))
 	require.Equal(t, []string{"ns.t", "writer", "a", "3", "in", "20s"}, fields(5))
 	require.Equal(t, []string{"ns.t", "partition", "0", "a", "2", "in", "20s"}, fields(6))
 	require.Equal(t, []string{"ns.t", "partition", "1", "-", "5", "-"}, fields(7))
-	require.Contains(t, out.String(), "ns.t  writer: a (epoch 3, expires in 20s)")
-	require.Equal(t, []string{"PARTITION", "HOLDER", "EPOCH", "INDEXED", "COMMITTED", "HIGH", "WATERMARK", "LAG", "RECORDS/S", "(1", "MIN)"}, fields(10))
-	require.Equal(t, []string{"0", "a", "2", "900", "850", "1000", "100", "12.5"}, fields(11))
+	require.Equal(t, "ns.t  writer: a (epoch 3, expires in 20s)", lines[9])
+	require.Equal(t, []string{"PARTITION", "HOLDER", "EPOCH", "LEASE", "EXPIRES", "INDEXED", "COMMITTED", "HIGH", "WATERMARK", "LAG", "RECORDS/S", "(1", "MIN)"}, fields(10))
+	require.Equal(t, []string{"0", "a", "2", "in", "20s", "900", "850", "1000", "100", "12.5"}, fields(11))
+	require.Equal(t, []string{"1", "-", "5", "-", "0", "0", "0", "0", "0.0"}, fields(12))
+	require.Equal(t, "files: 12, 3.0 MiB (3145728 bytes)", lines[13])
+	require.Equal(t, "last commit: snapshot 77 (sequence 4, append by writer a, 3s ago)", lines[14])
+	require.Equal(t, "schema: version 1 (2 versions)", lines[15])
+	require.Equal(t, "dead letters: 3 (mink scan 'ns.t~dlq')", lines[16])
+	require.Equal(t, []string{"/admin/v1/overview", "/admin/v1/leases"}, asked)
 
 	out.Reset()
+	asked = nil
 	require.NoError(t, status(context.Background(), []string{"--admin", srv.URL}, &out))
 	require.NotContains(t, out.String(), "TABLE  LEASE")
+	require.Equal(t, []string{"/admin/v1/overview"}, asked)
 }
 
 // mink table status prints the table's progress as mink status does, then
@@ -80,9 +101,11 @@ func TestTableStatus(t *testing.T) {
 	require.NoError(t, tableCmd(context.Background(), []string{"status", "--admin", srv.URL, "sap.orders"}, &out))
 	lines := strings.Split(out.String(), "\n")
 	require.Equal(t, "sap.orders  writer: a (epoch 3, expires in 9s)", lines[0])
-	require.Equal(t, []string{"0", "a", "2", "2", "2", "2", "0", "0.5"}, strings.Fields(lines[2]))
-	require.Equal(t, `unknown JSON fields: 2 (e.g. "vbeln", "aufnr")`, lines[3])
-	require.Equal(t, `dead letters: 1 (mink scan 'sap.orders~dlq')`, lines[4])
+	require.Equal(t, []string{"0", "a", "2", "-", "2", "2", "2", "0", "0.5"}, strings.Fields(lines[2]))
+	require.Equal(t, "files: 0, 0 B (0 bytes)", lines[3])
+	require.Equal(t, "last commit: none yet", lines[4])
+	require.Equal(t, `dead letters: 1 (mink scan 'sap.orders~dlq')`, lines[6])
+	require.Equal(t, `unknown JSON fields: 2 (e.g. "vbeln", "aufnr")`, lines[7])
 
 	err := tableCmd(context.Background(), []string{"status", "--admin", srv.URL, "sap.nope"}, &out)
 	require.ErrorContains(t, err, "404")
