@@ -229,13 +229,24 @@ and in Avro into topic "%s" (schema subject "%s").%s
   Scan the table:        %[12]s scan demo.earthquakes --limit 10 --columns properties.time,properties.mag,properties.place
   The Avro table:        %[12]s scan demo.earthquakes_avro --limit 10 --columns properties.time,properties.mag,properties.place
   Cluster status:        %[12]s status
+  Web console:           %[14]s
   Dead letters:          %[12]s scan 'demo.earthquakes~dlq'
 %[13]s
 Ctrl-C stops everything and deletes the temporary data.
 `, len(env.Nodes), strings.Join(env.Brokers, ","), pgDesc(env), len(events), cfg.DataFile, AvroTopic, AvroSubject, avroNote,
-		first, env.RegistryURL, strings.Join(urls, " "), cfg.Command, access)
+		first, env.RegistryURL, strings.Join(urls, " "), cfg.Command, access, consoleLine(env, first))
 	<-ctx.Done()
 	return nil
+}
+
+// consoleLine is the banner's line on the console: its URL on the first
+// node and, under principals, the credential to sign in with.
+func consoleLine(env *Env, nodeURL string) string {
+	if env.Credential == "" {
+		return nodeURL + "/ui   (any node shows the whole cluster)"
+	}
+	id, _, _ := strings.Cut(env.Credential, ":")
+	return fmt.Sprintf("%s/ui   (any node; sign in as the admin credential: user %s, password the part after its ':')", nodeURL, id)
 }
 
 // devAccess, under DevConfig.Principals, creates principal demo-reader

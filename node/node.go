@@ -4,7 +4,7 @@
 // Start order: the settings are checked (Config.Validate, before any
 // connection), then the PostgreSQL pool (migrated), Kafka client, HTTP
 // listener (which fixes the advertised URL), S3 API and cache, REST
-// catalog, admin API, HTTP server, then the cluster loop (register, take
+// catalog, admin API and console (/ui), HTTP server, then the cluster loop (register, take
 // leases, run indexers and writers). config.go decides what each part
 // gets (plan); Start connects and starts them. Stop runs it backwards: the
 // cluster loop stops jobs, releases leases and deletes the node row, then
@@ -41,6 +41,7 @@ import (
 	"github.com/minkhq/mink/pgstore"
 	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tail"
+	"github.com/minkhq/mink/ui"
 	"github.com/minkhq/mink/writer"
 )
 
@@ -156,10 +157,11 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	adm := admin.New(n.pool, n.kafka, p.admin)
+	console := ui.New(adm, ui.Config{NodeID: cfg.NodeID, Auth: n.auth, Logger: log})
 
 	// IdleTimeout closes keep-alive connections clients leave idle (some
 	// open a new S3 client per table load and never close the old one).
-	n.server = &http.Server{Handler: n.routes(cat, adm, reg), ReadHeaderTimeout: 10 * time.Second,
+	n.server = &http.Server{Handler: n.routes(cat, adm, console, reg), ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout: 30 * time.Second, ConnState: n.conns.track, ErrorLog: serverLog(log)}
 	go func() {
 		if err := n.server.Serve(n.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -197,15 +199,17 @@ func openPool(ctx context.Context, cfg pgstore.Config, log *slog.Logger) (*pgxpo
 	}
 }
 
-// routes is the node's HTTP surface: the REST catalog, the admin API,
-// metrics and probes, pprof (behind adm's admin check), and the S3 API at
-// every other path. A request for the S3 API bypasses the ServeMux, which
+// routes is the node's HTTP surface: the REST catalog, the admin API, the
+// console (/ui), metrics and probes, pprof (behind adm's admin check), and
+// the S3 API at every other path. A request for the S3 API bypasses the ServeMux, which
 // would answer a path with "//", "." or ".." segments with a 307 redirect
 // (text/html) where S3 answers its XML error for the key as sent.
-func (n *Node) routes(cat http.Handler, adm *admin.Handler, reg *prometheus.Registry) http.Handler {
+func (n *Node) routes(cat http.Handler, adm *admin.Handler, console http.Handler, reg *prometheus.Registry) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", cat)
 	mux.Handle("/admin/v1/", adm)
+	mux.Handle("/ui", console)
+	mux.Handle("/ui/", console)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", n.readyz)
@@ -234,14 +238,14 @@ func (n *Node) routes(cat http.Handler, adm *admin.Handler, reg *prometheus.Regi
 }
 
 // muxRoute reports whether path is one of the node's routes but the S3
-// API's: below /v1/ or /admin/v1/, /debug/pprof/ under Config.Pprof, or
-// /metrics, /healthz, /readyz.
+// API's: below /v1/, /admin/v1/ or /ui/, /debug/pprof/ under
+// Config.Pprof, or /ui, /metrics, /healthz, /readyz.
 func (n *Node) muxRoute(path string) bool {
 	switch path {
-	case "/metrics", "/healthz", "/readyz":
+	case "/ui", "/metrics", "/healthz", "/readyz":
 		return true
 	}
-	return strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/admin/v1/") ||
+	return strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/admin/v1/") || strings.HasPrefix(path, "/ui/") ||
 		(n.cfg.Pprof && strings.HasPrefix(path, "/debug/pprof/"))
 }
 

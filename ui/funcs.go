@@ -1,0 +1,86 @@
+package ui
+
+import (
+	"html/template"
+	"net/url"
+	"time"
+
+	"github.com/minkhq/mink/admin"
+	"github.com/minkhq/mink/internal/readable"
+)
+
+// funcs are the templates' functions: numbers and times as `mink status`
+// shows them (internal/readable), and the sums of a table's partitions.
+var funcs = template.FuncMap{
+	"count": func(n any) string {
+		switch v := n.(type) {
+		case int:
+			return readable.Count(int64(v))
+		case int32:
+			return readable.Count(int64(v))
+		default:
+			return readable.Count(v.(int64))
+		}
+	},
+	"rate":  readable.Rate,
+	"bytes": readable.Bytes,
+	"until": func(at *time.Time, now time.Time) string { return readable.Until(at, now) },
+	"untilT": func(at time.Time, now time.Time) string { return readable.Until(&at, now) },
+	"ago":   readable.Ago,
+	"clock": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+	"iso":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	// tableURL is the path of a table's page, its name escaped as one
+	// path segment.
+	"tableURL": func(name string) string { return "/ui/tables/" + url.PathEscape(name) },
+	"sums":     sumsOf,
+	"clusterSums": func(ts []*admin.TableStatus) sums {
+		var s sums
+		for _, t := range ts {
+			ps := sumsOf(t.Partitions)
+			s.Partitions += ps.Partitions
+			s.Held += ps.Held
+			s.Lag += ps.Lag
+			s.Rate += ps.Rate
+		}
+		return s
+	},
+	"maxLeases": func(nodes []admin.NodeSummary) int {
+		m := 1
+		for _, n := range nodes {
+			m = max(m, n.PartitionLeases)
+		}
+		return m
+	},
+	"lagClass": func(lag int64) string {
+		switch {
+		case lag == 0:
+			return "num"
+		case lag < 10000:
+			return "num lag"
+		}
+		return "num lag high"
+	},
+}
+
+// sums are the totals of a table's partitions.
+type sums struct {
+	Partitions, Held int
+	Lag              int64
+	Rate             float64
+	HighWatermark    int64
+	Indexed          int64
+}
+
+func sumsOf(parts []admin.PartitionStatus) sums {
+	s := sums{Partitions: len(parts)}
+	for _, p := range parts {
+		if p.Holder != nil {
+			s.Held++
+		}
+		s.Lag += p.Lag
+		s.Rate += p.RecordsPerSecond
+		s.HighWatermark += p.HighWatermark
+		s.Indexed += p.IndexedOffset
+	}
+	return s
+}
