@@ -22,7 +22,13 @@
     var url = location.origin + location.pathname + "?fragment=1";
     fetch(url, { credentials: "same-origin", cache: "no-store", headers: { "Accept": "text/html" } })
       .then(function (resp) {
-        if (resp.status === 401) { location.reload(); return null; }
+        if (resp.status === 401) {
+          // Signed out (a revoked principal): stop, rather than make the
+          // browser prompt every period.
+          clearInterval(timer);
+          show("stale", "not signed in: reload to sign in");
+          return null;
+        }
         return resp.text().then(function (html) { return { ok: resp.ok, status: resp.status, html: html }; });
       })
       .then(function (r) {
@@ -35,7 +41,10 @@
       .then(function () { inFlight = false; });
   }
 
+  // An answer that refused the caller (401, 403) is not refreshed.
+  var code = parseInt(body.getAttribute("data-code"), 10) || 200;
+  if (code === 401 || code === 403) { show("stale", "not signed in"); return; }
   show("ok", "live");
-  setInterval(refresh, period);
+  var timer = setInterval(refresh, period);
   document.addEventListener("visibilitychange", function () { if (!document.hidden) { refresh(); } });
 })();
