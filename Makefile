@@ -2,7 +2,8 @@
 # Both install what is missing: PostgreSQL from Debian's packages (its
 # binaries only; Mink starts throwaway clusters) and the Go modules;
 # `make test` also Node.js and npm from Debian's packages (the e2e tests
-# read tables with a second Iceberg reader, icebird, an npm package).
+# read tables with a second Iceberg reader, icebird, an npm package) and
+# Chromium (the console test drives /ui in headless Chromium).
 SHELL := /bin/bash
 export PATH := /usr/local/go/bin:$(HOME)/go/bin:$(PATH)
 GO ?= go
@@ -27,8 +28,9 @@ dev: build
 # One throwaway PostgreSQL for the whole run; each test gets its own schema.
 test: deps
 	@scripts/ensure-node
+	@scripts/ensure-chromium
 	$(GO) vet ./...
-	$(GO) run ./internal/pgtest/withpg -- bash -c '$(GO) test -count=1 -timeout 15m ./... && $(GO) test -count=1 -race -timeout 10m ./cluster/ ./objects/ ./catalog/ ./admin/ ./tail/ ./commit/ ./indexer/ ./writer/ ./schemas/ ./auth/'
+	MINK_TEST_CHROMIUM=1 $(GO) run ./internal/pgtest/withpg -- bash -c '$(GO) test -count=1 -timeout 15m ./... && $(GO) test -count=1 -race -timeout 10m ./cluster/ ./objects/ ./catalog/ ./admin/ ./tail/ ./commit/ ./indexer/ ./writer/ ./schemas/ ./auth/'
 
 # Random crashes, clean stops, pauses and joins of `mink serve` processes
 # under continuous produce, then an exactness check (e2e TestFailoverSoak).
