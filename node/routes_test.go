@@ -158,3 +158,30 @@ func TestPprofNeedsAdmin(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 }
+
+// Every node serves the console at /ui (not the S3 API): under auth
+// principals 401 with the Basic challenge, so that a browser prompts, and
+// the page with an admin's client id and secret; under auth none it is
+// open.
+func TestConsoleRoute(t *testing.T) {
+	ctx := context.Background()
+	n := startNode(t, auth.ModePrincipals)
+	for _, p := range []string{"/ui", "/ui/", "/ui/tables/a.b"} {
+		status, ctype, body := rawGet(t, n.URL(), p)
+		require.Equal(t, http.StatusUnauthorized, status, "%s: %s", p, body)
+		require.Equal(t, "text/html; charset=utf-8", ctype, p)
+	}
+	id, secret, err := n.Auth().Store().Create(ctx, "ops", nil, true)
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodGet, n.URL()+"/ui", nil)
+	require.NoError(t, err)
+	req.SetBasicAuth(id, secret)
+	resp, body := testkit.Send(t, req)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	require.Contains(t, string(body), `<tr data-node="routes-1">`)
+
+	open := startNode(t, auth.ModeNone)
+	resp, body = testkit.Get(t, open.URL()+"/ui")
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	require.Contains(t, string(body), `<tr data-node="routes-1">`)
+}
