@@ -22,13 +22,13 @@ var funcs = template.FuncMap{
 			return readable.Count(v.(int64))
 		}
 	},
-	"rate":  readable.Rate,
-	"bytes": readable.Bytes,
-	"until": func(at *time.Time, now time.Time) string { return readable.Until(at, now) },
+	"rate":   readable.Rate,
+	"bytes":  readable.Bytes,
+	"until":  func(at *time.Time, now time.Time) string { return readable.Until(at, now) },
 	"untilT": func(at time.Time, now time.Time) string { return readable.Until(&at, now) },
-	"ago":   readable.Ago,
-	"clock": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
-	"iso":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"ago":    readable.Ago,
+	"clock":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+	"iso":    func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	// tableURL is the path of a table's page, its name escaped as one
 	// path segment.
 	"tableURL": func(name string) string { return "/ui/tables/" + url.PathEscape(name) },
