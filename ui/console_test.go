@@ -220,6 +220,23 @@ func TestConsoleInChromium(t *testing.T) {
 	shot(t, overviewTab, "overview.png")
 	shot(t, tableTab, "table.png")
 
+	// mink status prints the same facts: nodes and lease counts, the
+	// partitions, the table's files and last commit.
+	bin := clustertest.Binary(t)
+	eventually("what mink status prints", 20*time.Second, func() (bool, string) {
+		out, err := exec.CommandContext(ctx, bin, "status", "--admin", first.URL(), "--credential", id+":"+secret).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		cliNodes, cliParts, files, snapshot := parseStatus(string(out), table)
+		pageFiles, err := chromedp.Run(tableTab, chromedp.Evaluate[string](`document.getElementById('files-count').innerText`))
+		require.NoError(t, err)
+		pageSnapshot, err := chromedp.Run(tableTab, chromedp.Evaluate[string](`document.getElementById('snapshot-id').innerText`))
+		require.NoError(t, err)
+		nodes, parts := pageNodes(), plain(pagePartitions())
+		return slices.Equal(nodes, cliNodes) && slices.Equal(parts, cliParts) && num(pageFiles) == num(files) && num(pageFiles) > 0 &&
+				pageSnapshot == snapshot && snapshot != "",
+			fmt.Sprintf("page %v %v files %s snapshot %s; mink status:\n%s", nodes, parts, pageFiles, pageSnapshot, out)
+	})
+
 	// Kill a node: its row leaves /ui, and its partitions move to live
 	// nodes at a higher epoch, both pages refreshing by themselves.
 	moved := map[string]int64{} // partition → epoch before
@@ -248,6 +265,38 @@ func TestConsoleInChromium(t *testing.T) {
 			fmt.Sprintf("page %v %v, api %v %v", nodes, parts, wantNodes, wantParts)
 	})
 	shot(t, overviewTab, "overview-after-kill.png")
+}
+
+// parseStatus reads what `mink status` printed: the node rows (id and
+// partition count), the rows of table's partitions (a holder "-" as the
+// page's "unheld"), its files count and last commit's snapshot id.
+func parseStatus(out, table string) (nodes []nodeRow, parts []partitionRow, files, snapshot string) {
+	lines := strings.Split(out, "\n")
+	i := 1
+	for ; i < len(lines) && lines[i] != ""; i++ {
+		f := strings.Fields(lines[i])
+		nodes = append(nodes, nodeRow{ID: f[0], Leases: f[len(f)-2]})
+	}
+	for ; i < len(lines) && !strings.HasPrefix(lines[i], table+"  writer:"); i++ {
+	}
+	for i += 2; i < len(lines) && strings.HasPrefix(lines[i], "  "); i++ {
+		f := strings.Fields(lines[i])
+		n := len(f)
+		holder := f[1]
+		if holder == "-" {
+			holder = "unheld"
+		}
+		parts = append(parts, partitionRow{Partition: f[0], Holder: holder, Epoch: f[2], Indexed: f[n-5], Committed: f[n-4], HW: f[n-3]})
+	}
+	for ; i < len(lines) && lines[i] != ""; i++ {
+		if v, ok := strings.CutPrefix(lines[i], "files: "); ok {
+			files, _, _ = strings.Cut(v, ",")
+		}
+		if v, ok := strings.CutPrefix(lines[i], "last commit: snapshot "); ok {
+			snapshot, _, _ = strings.Cut(v, " ")
+		}
+	}
+	return nodes, parts, files, snapshot
 }
 
 // shot saves a PNG of the whole page of tab in the test's artifact

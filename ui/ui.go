@@ -29,6 +29,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/minkhq/mink/admin"
@@ -59,6 +60,48 @@ type Handler struct {
 	cfg    Config
 	pages  *template.Template
 	assets http.Handler
+
+	mu    sync.Mutex
+	reads map[string]*read // by table name, "" for /ui
+}
+
+// read is the last overview read for one page, shared by every viewer
+// for up to Config.Refresh/2: the Postgres load of the console is bounded
+// by the pages open, not by the viewers (each refreshes every
+// Config.Refresh).
+type read struct {
+	mu sync.Mutex // held while reading: viewers who ask meanwhile wait for it
+	at time.Time
+	o  *admin.Overview
+}
+
+// maxReads bounds Handler.reads (table pages asked for by name).
+const maxReads = 1000
+
+// overview returns the overview of table ("" for all), read at most
+// Config.Refresh/2 ago.
+func (h *Handler) overview(ctx context.Context, table string) (*admin.Overview, error) {
+	h.mu.Lock()
+	rd, ok := h.reads[table]
+	if !ok {
+		if len(h.reads) >= maxReads {
+			clear(h.reads)
+		}
+		rd = &read{}
+		h.reads[table] = rd
+	}
+	h.mu.Unlock()
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	if rd.o != nil && time.Since(rd.at) < h.cfg.Refresh/2 {
+		return rd.o, nil
+	}
+	o, err := h.src.Overview(ctx, table)
+	if err != nil {
+		return nil, err
+	}
+	rd.o, rd.at = o, time.Now()
+	return o, nil
 }
 
 // New returns the console's handler. It panics on a cfg that Validate
@@ -72,7 +115,7 @@ func New(src Source, cfg Config) *Handler {
 	if err != nil {
 		panic(err)
 	}
-	return &Handler{src: src, cfg: cfg,
+	return &Handler{src: src, cfg: cfg, reads: map[string]*read{},
 		pages:  template.Must(template.New("").Funcs(funcs).ParseFS(templateFiles, "templates/*.html")),
 		assets: http.StripPrefix("/ui/assets/", http.FileServerFS(sub))}
 }
@@ -119,7 +162,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r) {
 		return
 	}
-	o, err := h.src.Overview(ctx, table)
+	o, err := h.overview(ctx, table)
 	if err != nil {
 		h.fail(w, r, err)
 		return

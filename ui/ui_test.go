@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -208,4 +209,40 @@ func TestNeedsAdmin(t *testing.T) {
 	require.NoError(t, err)
 	resp, _ = get("/ui", basic(opsID, opsSecret))
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+}
+
+// counting counts the overviews read.
+type counting struct {
+	fixed
+	reads atomic.Int32
+}
+
+func (c *counting) Overview(ctx context.Context, table string) (*admin.Overview, error) {
+	c.reads.Add(1)
+	return c.fixed.Overview(ctx, table)
+}
+
+// Viewers of one page share a read for half the refresh period: the
+// console's load on Postgres follows the pages open, not the viewers.
+func TestViewersShareReads(t *testing.T) {
+	src := &counting{fixed: fixed{overview()}}
+	srv := httptest.NewServer(ui.New(src, ui.Config{NodeID: "n1", Refresh: time.Minute}))
+	defer srv.Close()
+	for range 3 {
+		resp, _ := testkit.Get(t, srv.URL+"/ui?fragment=1")
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+	}
+	require.EqualValues(t, 1, src.reads.Load())
+	resp, _ := testkit.Get(t, srv.URL+"/ui/tables/"+url.PathEscape("ns."+hostile))
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.EqualValues(t, 2, src.reads.Load(), "a table page reads its own")
+
+	src = &counting{fixed: fixed{overview()}}
+	srv2 := httptest.NewServer(ui.New(src, ui.Config{NodeID: "n1", Refresh: time.Millisecond}))
+	defer srv2.Close()
+	for range 3 {
+		testkit.Get(t, srv2.URL+"/ui")
+		time.Sleep(2 * time.Millisecond)
+	}
+	require.EqualValues(t, 3, src.reads.Load(), "each refresh period reads again")
 }
