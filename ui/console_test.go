@@ -20,6 +20,7 @@ import (
 	"github.com/minkhq/mink/admin"
 	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/internal/clustertest"
+	"github.com/minkhq/mink/internal/testkit"
 )
 
 // EnvChromium, set to 1 (as `make test` does after scripts/ensure-chromium),
@@ -132,6 +133,22 @@ func TestConsoleInChromium(t *testing.T) {
 	defer cancelTab()
 	open(tableTab, "/ui/tables/"+table)
 
+	// A third tab signs in as a person does, by Basic credentials the
+	// browser keeps (here given in the URL, as after its prompt): the
+	// page's own fetches carry them, so it keeps refreshing.
+	personTab, cancelPerson := chromedp.NewContext(bctx)
+	defer cancelPerson()
+	require.NoError(t, chromedp.Do(personTab, chromedp.Navigate(strings.Replace(first.URL(), "://", "://"+id+":"+secret+"@", 1)+"/ui")))
+	pageTime := func() (string, string) {
+		t.Helper()
+		at, err := chromedp.Run(personTab, chromedp.Evaluate[string](`document.getElementById('page-time').innerText`))
+		require.NoError(t, err)
+		live, err := chromedp.Run(personTab, chromedp.Evaluate[string](`document.getElementById('live').className`))
+		require.NoError(t, err)
+		return at, live
+	}
+	signedInAt, _ := pageTime()
+
 	pageNodes := func() []nodeRow {
 		rows, err := chromedp.Run(overviewTab, chromedp.Evaluate[[]nodeRow](readNodes))
 		require.NoError(t, err)
@@ -217,6 +234,10 @@ func TestConsoleInChromium(t *testing.T) {
 		pn, _ := strconv.Atoi(p.Partition)
 		require.Equal(t, ends[int32(pn)], num(p.HW), "partition %s: the page's high watermark is the end of what was produced", p.Partition)
 	}
+	testkit.Eventually(t, 10*time.Second, 250*time.Millisecond, "the signed-in page refreshing", func() (bool, string) {
+		at, live := pageTime()
+		return at != signedInAt && live == "live ok", at + " " + live
+	})
 	shot(t, overviewTab, "overview.png")
 	shot(t, tableTab, "table.png")
 
