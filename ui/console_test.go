@@ -298,7 +298,7 @@ func parseStatus(out, table string) (nodes []nodeRow, parts []partitionRow, file
 		f := strings.Fields(lines[i])
 		nodes = append(nodes, nodeRow{ID: f[0], Leases: f[len(f)-2]})
 	}
-	for ; i < len(lines) && !strings.HasPrefix(lines[i], table+"  writer:"); i++ {
+	for ; i < len(lines) && !strings.HasPrefix(lines[i], table+"  topic:"); i++ {
 	}
 	for i += 2; i < len(lines) && strings.HasPrefix(lines[i], "  "); i++ {
 		f := strings.Fields(lines[i])

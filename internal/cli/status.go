@@ -99,10 +99,10 @@ func writerText(holder string, epoch int64, expires *time.Time, now time.Time) s
 	return fmt.Sprintf("%s (epoch %d, expires %s)", holder, epoch, expiresIn(expires, now))
 }
 
-// printProgress prints a table's writer and the progress of each of its
-// partitions.
-func printProgress(w io.Writer, t *admin.TablePartitions, writer string, now time.Time) error {
-	fmt.Fprintf(w, "%s  writer: %s\n", t.Table, writer)
+// printProgress prints a table's topic and writer and the progress of each
+// of its partitions.
+func printProgress(w io.Writer, t *admin.TablePartitions, topic, writer string, now time.Time) error {
+	fmt.Fprintf(w, "%s  topic: %s  writer: %s\n", t.Table, topic, writer)
 	if t.KafkaError != "" {
 		fmt.Fprintf(w, "  kafka unreachable: %s\n", t.KafkaError)
 	}
@@ -113,10 +113,10 @@ func printProgress(w io.Writer, t *admin.TablePartitions, writer string, now tim
 			holder = *p.Holder
 		}
 		rows[i] = []string{strconv.Itoa(int(p.Partition)), holder, strconv.FormatInt(p.Epoch, 10), expiresIn(p.LeaseExpiresAt, now),
-			strconv.FormatInt(p.IndexedOffset, 10), strconv.FormatInt(p.CommittedOffset, 10),
+			strconv.FormatInt(p.LogStartOffset, 10), strconv.FormatInt(p.IndexedOffset, 10), strconv.FormatInt(p.CommittedOffset, 10),
 			strconv.FormatInt(p.HighWatermark, 10), strconv.FormatInt(p.Lag, 10), fmt.Sprintf("%.1f", p.RecordsPerSecond)}
 	}
-	return printTable(w, "  ", []string{"PARTITION", "HOLDER", "EPOCH", "LEASE EXPIRES", "INDEXED", "COMMITTED", "HIGH WATERMARK", "LAG", "RECORDS/S (1 MIN)"}, rows)
+	return printTable(w, "  ", []string{"PARTITION", "HOLDER", "EPOCH", "LEASE EXPIRES", "LOG START", "INDEXED", "COMMITTED", "HIGH WATERMARK", "LAG", "RECORDS/S (1 MIN)"}, rows)
 }
 
 // printTableStatus prints a table's writer and partitions (printProgress),
@@ -130,7 +130,7 @@ func printTableStatus(w io.Writer, st *admin.TableStatus, now time.Time) error {
 		writer = writerText(h.Holder, h.Epoch, &h.ExpiresAt, now)
 	}
 	progress := &admin.TablePartitions{Table: st.Table, Partitions: st.Partitions, KafkaError: st.KafkaError}
-	if err := printProgress(w, progress, writer, now); err != nil {
+	if err := printProgress(w, progress, st.Topic, writer, now); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "files: %d, %s (%d bytes)\n", st.Files.Count, readable.Bytes(st.Files.Bytes), st.Files.Bytes)

@@ -28,7 +28,7 @@ func TestStatusLeases(t *testing.T) {
 			          "partition_leases":1,"writer_of":[{"table":"ns.t","epoch":3}]},
 			{"id":"b","address":"http://b","roles":["server"],"started_at":%q,"expires_at":%q,"partition_leases":0,"writer_of":[]}],
 			"tables":[{"table":"ns.t","topic":"t","writer":{"holder":"a","epoch":3,"expires_at":%q},
-			  "partitions":[{"partition":0,"holder":"a","lease_expires_at":%q,"epoch":2,"indexed_offset":900,"committed_offset":850,"high_watermark":1000,"lag":100,"records_per_second":12.5},
+			  "partitions":[{"partition":0,"holder":"a","lease_expires_at":%q,"epoch":2,"log_start_offset":7,"indexed_offset":900,"committed_offset":850,"high_watermark":1000,"lag":100,"records_per_second":12.5},
 			                {"partition":1,"holder":null,"epoch":5}],
 			  "files":{"count":12,"bytes":3145728},
 			  "last_commit":{"snapshot_id":77,"sequence_number":4,"operation":"append","committed_at":%q,"writer":"a"},
@@ -63,10 +63,10 @@ func TestStatusLeases(t *testing.T) {
 	require.Equal(t, []string{"ns.t", "writer", "a", "3", "in", "20s"}, fields(5))
 	require.Equal(t, []string{"ns.t", "partition", "0", "a", "2", "in", "20s"}, fields(6))
 	require.Equal(t, []string{"ns.t", "partition", "1", "-", "5", "-"}, fields(7))
-	require.Equal(t, "ns.t  writer: a (epoch 3, expires in 20s)", lines[9])
-	require.Equal(t, []string{"PARTITION", "HOLDER", "EPOCH", "LEASE", "EXPIRES", "INDEXED", "COMMITTED", "HIGH", "WATERMARK", "LAG", "RECORDS/S", "(1", "MIN)"}, fields(10))
-	require.Equal(t, []string{"0", "a", "2", "in", "20s", "900", "850", "1000", "100", "12.5"}, fields(11))
-	require.Equal(t, []string{"1", "-", "5", "-", "0", "0", "0", "0", "0.0"}, fields(12))
+	require.Equal(t, "ns.t  topic: t  writer: a (epoch 3, expires in 20s)", lines[9])
+	require.Equal(t, []string{"PARTITION", "HOLDER", "EPOCH", "LEASE", "EXPIRES", "LOG", "START", "INDEXED", "COMMITTED", "HIGH", "WATERMARK", "LAG", "RECORDS/S", "(1", "MIN)"}, fields(10))
+	require.Equal(t, []string{"0", "a", "2", "in", "20s", "7", "900", "850", "1000", "100", "12.5"}, fields(11))
+	require.Equal(t, []string{"1", "-", "5", "-", "0", "0", "0", "0", "0", "0.0"}, fields(12))
 	require.Equal(t, "files: 12, 3.0 MiB (3145728 bytes)", lines[13])
 	require.Equal(t, "last commit: snapshot 77 (sequence 4, append by writer a, 3s ago)", lines[14])
 	require.Equal(t, "schema: version 1 (2 versions)", lines[15])
@@ -91,7 +91,7 @@ func TestTableStatus(t *testing.T) {
 			http.Error(w, `{"error":"table not found"}`, http.StatusNotFound)
 			return
 		}
-		fmt.Fprintf(w, `{"table":"sap.orders","writer":{"holder":"a","epoch":3,"expires_at":%q},
+		fmt.Fprintf(w, `{"table":"sap.orders","topic":"orders","writer":{"holder":"a","epoch":3,"expires_at":%q},
 			"partitions":[{"partition":0,"holder":"a","epoch":2,"indexed_offset":2,"committed_offset":2,"high_watermark":2,"lag":0,"records_per_second":0.5}],
 			"unknown_fields":{"count":2,"examples":["vbeln","aufnr"]},"dead_letters":1}`, exp)
 	}))
@@ -100,8 +100,8 @@ func TestTableStatus(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, tableCmd(context.Background(), []string{"status", "--admin", srv.URL, "sap.orders"}, &out))
 	lines := strings.Split(out.String(), "\n")
-	require.Equal(t, "sap.orders  writer: a (epoch 3, expires in 9s)", lines[0])
-	require.Equal(t, []string{"0", "a", "2", "-", "2", "2", "2", "0", "0.5"}, strings.Fields(lines[2]))
+	require.Equal(t, "sap.orders  topic: orders  writer: a (epoch 3, expires in 9s)", lines[0])
+	require.Equal(t, []string{"0", "a", "2", "-", "0", "2", "2", "2", "0", "0.5"}, strings.Fields(lines[2]))
 	require.Equal(t, "files: 0, 0 B (0 bytes)", lines[3])
 	require.Equal(t, "last commit: none yet", lines[4])
 	require.Equal(t, `dead letters: 1 (mink scan 'sap.orders~dlq')`, lines[6])
