@@ -245,8 +245,8 @@ func consoleLine(env *Env, nodeURL string) string {
 	if env.Credential == "" {
 		return nodeURL + "/ui   (any node shows the whole cluster)"
 	}
-	id, _, _ := strings.Cut(env.Credential, ":")
-	return fmt.Sprintf("%s/ui   (any node; sign in as the admin credential: user %s, password the part after its ':')", nodeURL, id)
+	id, secret, _ := strings.Cut(env.Credential, ":")
+	return fmt.Sprintf("%s/ui   (any node; sign in as dev-admin: user %s, password %s)", nodeURL, id, secret)
 }
 
 // devAccess, under DevConfig.Principals, creates principal demo-reader
