@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 )
 
@@ -51,11 +52,24 @@ func (c scaleShape) String() string {
 	return fmt.Sprintf("%d nodes, %d tables × %d partitions", c.nodes, c.tables, c.partitions)
 }
 
+// scalePart names the half of the scale scenario to run (environment
+// variable MINK_BENCH_SCALE: "simulation" or "postgres"; empty runs both),
+// for developing one half.
+const scalePart = "MINK_BENCH_SCALE"
+
 func runScale(ctx context.Context, h *H) error {
 	sim := ifQuick(h, scaleShape{nodes: 100, tables: 200, partitions: 50}, scaleShape{nodes: 40, tables: 40, partitions: 20})
-	cold, err := scaleSimulate(ctx, h, sim)
-	if err != nil {
-		return err
+	part := os.Getenv(scalePart)
+	var cold *simColdStarts
+	if part != "postgres" {
+		c, err := scaleSimulate(ctx, h, sim)
+		if err != nil {
+			return err
+		}
+		cold = &c
+	}
+	if part == "simulation" {
+		return nil
 	}
 	return scalePostgres(ctx, h, sim, cold)
 }
