@@ -561,9 +561,9 @@ func scalePostgres(ctx context.Context, h *H, sim scaleShape, cold *simColdStart
 		h.Figure(Figure{Name: "extrapolated: cold start, rolling: statements, whole cluster", Unit: "statements",
 			Note: "the same for the rolling cold start"})
 	}
-	h.Note("Before (lease reads of every row every round, bench/RESULTS.md of 84e0850): A (10 real nodes, 20 × 50, lease_ttl 900ms) "+
-		"read 1030 rows per round per node (leases_read 1020, nodes_live 10) in 4 statements, 2.59 ms; B (10 real + 90 placeholder "+
-		"nodes, 200 × 50) read 10300 rows per round per node, 15.9 ms; extrapolated to 100 nodes: 103,000 rows read per second, "+
+	h.Note("Before (lease reads of every row every round, bench/RESULTS.md of 84e0850): A (10 real nodes, 20 × 50, lease_ttl 900ms) " +
+		"read 1030 rows per round per node (leases_read 1020, nodes_live 10) in 4 statements, 2.59 ms; B (10 real + 90 placeholder " +
+		"nodes, 200 × 50) read 10300 rows per round per node, 15.9 ms; extrapolated to 100 nodes: 103,000 rows read per second, " +
 		"1030 written, 40 statements per second.")
 
 	// A run of A takes about 40 s, B about 30 s: A runs at most 3 times,
