@@ -655,6 +655,17 @@ func scalePGPartA(ctx context.Context, h *H, s pgShape, first bool) (pgPartA, er
 	h.Add("A: lease rows read per round per node", perRound(out.steady["leases_changes"].read, out.steady))
 	h.Add("A: rows written per round per node", perRound(t.written, out.steady))
 	h.Add("A: Postgres time per round per node", perRound(t.time.Microseconds(), out.steady)/1e3)
+	if first {
+		// The statistics reach pg_stat_user_tables within a second or so.
+		time.Sleep(time.Second)
+		var upd, hot int64
+		if err := pc.admin.QueryRow(ctx, `SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relid = 'leases'::regclass`).
+			Scan(&upd, &hot); err == nil && upd > 0 {
+			h.Note("Lease row updates (A, from the start to the end of the steady rounds, pg_stat_user_tables): %d, of which "+
+				"%.0f%% in place (HOT): no index holds expires_at, which renewals move (migration 012).",
+				upd, 100*float64(hot)/float64(upd))
+		}
+	}
 
 	// A join: the joiner's first read is a full one, by design; the
 	// others read what the join moves.

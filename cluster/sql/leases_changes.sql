@@ -13,7 +13,9 @@
 --   'deleted':  a lease row deleted since $1 (a tombstone), by scope;
 --   'lease':    a lease row inserted, taken or released since $1;
 --   'expired':  a held lease whose expires_at has passed by the database
---               clock (an expiry changes no row, so these come every read).
+--               clock (an expiry changes no row, so these come every read;
+--               found by a scan that returns only them, migration 012 says
+--               why there is no index).
 SELECT 'snapshot', pg_current_snapshot()::text, 0::bigint, '', 0, '', 0::bigint
 UNION ALL
 SELECT 'stale', '', 0, '', 0, '', 0
