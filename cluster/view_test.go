@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/minkhq/mink/cluster"
@@ -219,7 +220,8 @@ func TestRoundReadsWhatChanged(t *testing.T) {
 	traced, err := pgxpool.NewWithConfig(ctx, pcfg)
 	require.NoError(t, err)
 	t.Cleanup(traced.Close)
-	nodes := []*testNode{startNode(t, traced, "a"), startNode(t, pool, "b"), startNode(t, pool, "c")}
+	reg := prometheus.NewRegistry()
+	nodes := []*testNode{startNode(t, traced, "a", withRegistry(reg)), startNode(t, pool, "b"), startNode(t, pool, "c")}
 
 	// Steady: every partition held and nothing moving for lease_ttl (three
 	// rounds), then six rounds measured in which nothing moved either.
@@ -249,5 +251,7 @@ func TestRoundReadsWhatChanged(t *testing.T) {
 	for i, n := range rounds {
 		require.LessOrEqual(t, n, bound, "round %d of a read %d rows; it holds %d of %d leases", i, n, own, len(before))
 	}
+	require.Equal(t, 1.0, metricValue(t, reg, "mink_cluster_lease_reads_total", "read", "full"), "one full read, the first")
+	require.GreaterOrEqual(t, metricValue(t, reg, "mink_cluster_lease_reads_total", "read", "changes"), float64(len(rounds)))
 	t.Logf("rows per round %v; bound %d (%d own leases, %d nodes); the lease table has %d rows", rounds, bound, own, len(nodes), len(before))
 }
