@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/pgstore"
@@ -35,8 +36,8 @@ func (s pgShape) nodes() int  { return s.real + s.placeholders }
 func (s pgShape) leases() int { return s.tables * (s.partitions + 1) }
 
 // stmtKinds are the statements of the cluster loop (cluster/sql/*.sql).
-var stmtKinds = []string{"node_upsert", "leases_renew", "nodes_live", "leases_read", "lease_take", "lease_release",
-	"leases_release_all", "node_delete", "other"}
+var stmtKinds = []string{"node_upsert", "leases_renew", "nodes_live", "leases_changes", "leases_read", "lease_take",
+	"lease_release", "leases_release_all", "node_delete", "other"}
 
 // stmtFragments name the cluster statements by a fragment of their text,
 // in the order they are tried: a later fragment also matches statements
@@ -49,6 +50,7 @@ var stmtFragments = []struct{ fragment, kind string }{
 	{"epoch = epoch + 1", "lease_take"},
 	{"WHERE scope = $1 AND holder = $2", "lease_release"},
 	{"WHERE holder = $1", "leases_release_all"},
+	{"pg_current_snapshot()", "leases_changes"},
 	{"FROM leases", "leases_read"},
 }
 
@@ -187,6 +189,8 @@ type pgNode struct {
 	id     string
 	pool   *pgxpool.Pool
 	tracer *stmtTracer
+	// reg holds the node's cluster metrics: the lease read's rows by kind.
+	reg    *prometheus.Registry
 	cancel context.CancelFunc
 	done   chan error
 	gone   bool
@@ -205,17 +209,41 @@ func startPGNode(ctx context.Context, url, id string, ttl time.Duration) (*pgNod
 	if err != nil {
 		return nil, err
 	}
-	// Hundreds of simulated nodes: their log lines would drown the report.
+	// Tens of nodes: their log lines would drown the report.
+	reg := prometheus.NewRegistry()
 	c, err := cluster.New(pool, cluster.Config{NodeID: id, AdvertiseURL: "http://" + id, LeaseTTL: ttl,
-		Logger: slog.New(slog.DiscardHandler)}, idleJobs{})
+		Registerer: reg, Logger: slog.New(slog.DiscardHandler)}, idleJobs{})
 	if err != nil {
 		pool.Close()
 		return nil, err
 	}
 	rctx, cancel := context.WithCancel(context.Background())
-	n := &pgNode{id: id, pool: pool, tracer: tr, cancel: cancel, done: make(chan error, 1)}
+	n := &pgNode{id: id, pool: pool, tracer: tr, reg: reg, cancel: cancel, done: make(chan error, 1)}
 	go func() { n.done <- c.Run(rctx) }()
 	return n, nil
+}
+
+// readRows returns the rows the node's lease reads returned so far, by
+// what (mink_cluster_lease_read_rows_total: lease, deleted, expired).
+func (n *pgNode) readRows() map[string]float64 {
+	out := map[string]float64{}
+	mfs, err := n.reg.Gather()
+	if err != nil {
+		return out
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "mink_cluster_lease_read_rows_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "what" {
+					out[l.GetValue()] = m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return out
 }
 
 // stop stops the node cleanly (it releases its leases and deletes its row).
@@ -483,13 +511,14 @@ func perRound(x int64, c stmtCounts) float64 {
 }
 
 // scalePostgres measures the cluster loop's statements against a real
-// Postgres: part A, real nodes on a small lease table (cold start, steady
-// state, crash); part B, real nodes on a lease table of the simulated
-// size with placeholder node rows making the shares those of sim.nodes
-// nodes (a steady round at full size). It extrapolates A to sim's size.
-func scalePostgres(ctx context.Context, h *H, sim scaleShape, cold simColdStarts) error {
-	a := pgShape{real: 10, tables: 20, partitions: 50, ttl: 900 * time.Millisecond}
-	b := pgShape{real: 10, placeholders: sim.nodes - 10, tables: sim.tables, partitions: sim.partitions, ttl: 3 * time.Second}
+// Postgres: part A, 30 real nodes on a small lease table (cold start,
+// steady state, a join, a crash); part B, 30 real nodes on a lease table
+// of the simulated size with placeholder node rows making the shares those
+// of sim.nodes nodes (a steady round at full size). It extrapolates A to
+// sim's size. cold is nil when the simulation did not run.
+func scalePostgres(ctx context.Context, h *H, sim scaleShape, cold *simColdStarts) error {
+	a := pgShape{real: 30, tables: 20, partitions: 50, ttl: 1500 * time.Millisecond}
+	b := pgShape{real: 30, placeholders: sim.nodes - 30, tables: sim.tables, partitions: sim.partitions, ttl: 3 * time.Second}
 	if h.Quick {
 		a.tables = 5
 	}
@@ -497,33 +526,51 @@ func scalePostgres(ctx context.Context, h *H, sim scaleShape, cold simColdStarts
 	bn := fmt.Sprintf("%d real nodes + %d placeholder node rows, %d tables × %d partitions, lease_ttl %v",
 		b.real, b.placeholders, b.tables, b.partitions, b.ttl)
 	en := fmt.Sprintf("extrapolated to %s, lease_ttl 30 s", sim)
+	bound := "rows the node's lease reads returned over the whole event ÷ (its rounds (one snapshot row each) + the lease rows " +
+		"every node took or released meanwhile + the expired holdings its reads returned); ≤ 1: it read nothing that did not change"
 
 	h.Figure(Figure{Name: "A: statements per round per node", Unit: "statements", Note: "measured, converged, " + an})
-	h.Figure(Figure{Name: "A: rows read per round per node", Unit: "rows", Note: "rows the SELECTs returned"})
+	h.Figure(Figure{Name: "A: rows read per round per node", Unit: "rows", Note: "rows the SELECTs returned (live nodes + the lease read)"})
+	h.Figure(Figure{Name: "A: lease rows read per round per node", Unit: "rows",
+		Note: "rows the lease read returned (a snapshot row + what changed); the renewal returns the node's own leases besides"})
 	h.Figure(Figure{Name: "A: rows written per round per node", Unit: "rows", Note: "rows the INSERT/UPDATEs changed"})
 	h.Figure(Figure{Name: "A: Postgres time per round per node", Unit: "ms", Note: "statement latencies added up, as the client sees them"})
 	h.Figure(Figure{Name: "A: cold start: rounds to converge", Unit: "rounds",
 		Note: "the nodes start one after the other within milliseconds (a rolling start); time from the first start to a converged lease table / (lease_ttl/3)"})
 	h.Figure(Figure{Name: "A: cold start: statements per node", Unit: "statements", Note: "from start to converged"})
+	h.Figure(Figure{Name: "A: join: lease rows read per round per node", Unit: "rows",
+		Note: "one more node starts; from its start to a converged lease table + one round; the nodes already running"})
+	h.Figure(Figure{Name: "A: join: lease rows changed per round", Unit: "rows", Note: "takes and releases of all nodes in that time ÷ the rounds of one node"})
+	h.Figure(Figure{Name: "A: join: lease rows read ÷ what changed, most of any node", Unit: "ratio", Max: 1, Note: bound})
 	h.Figure(Figure{Name: "A: crash: rounds to converge", Unit: "rounds",
 		Note: "time from a crash (pool closed) to a converged lease table / (lease_ttl/3); includes the lease_ttl expiry (3 rounds)"})
+	h.Figure(Figure{Name: "A: crash: lease rows read per round per node", Unit: "rows", Note: "from the crash to a converged lease table + one round"})
+	h.Figure(Figure{Name: "A: crash: lease rows changed per round", Unit: "rows", Note: "takes and releases of all nodes in that time ÷ the rounds of one node"})
+	h.Figure(Figure{Name: "A: crash: lease rows read ÷ what changed, most of any node", Unit: "ratio", Max: 1, Note: bound})
 	h.Figure(Figure{Name: "B: statements per round per node", Unit: "statements", Note: "measured once, converged, " + bn})
 	h.Figure(Figure{Name: "B: rows read per round per node", Unit: "rows"})
+	h.Figure(Figure{Name: "B: lease rows read per round per node", Unit: "rows"})
 	h.Figure(Figure{Name: "B: rows written per round per node", Unit: "rows"})
 	h.Figure(Figure{Name: "B: Postgres time per round per node", Unit: "ms"})
 	h.Figure(Figure{Name: "extrapolated: statements per second, whole cluster", Unit: "statements/s", Note: en})
 	h.Figure(Figure{Name: "extrapolated: rows read per second, whole cluster", Unit: "rows/s", Note: en})
 	h.Figure(Figure{Name: "extrapolated: rows written per second, whole cluster", Unit: "rows/s", Note: en})
-	h.Figure(Figure{Name: "extrapolated: cold start, all nodes live: statements, whole cluster", Unit: "statements",
-		Note: "the simulation's takes and releases + its node rounds × the statements per round of A"})
-	h.Figure(Figure{Name: "extrapolated: cold start, rolling: statements, whole cluster", Unit: "statements",
-		Note: "the same for the rolling cold start"})
+	if cold != nil {
+		h.Figure(Figure{Name: "extrapolated: cold start, all nodes live: statements, whole cluster", Unit: "statements",
+			Note: "the simulation's takes and releases + its node rounds × the statements per round of A"})
+		h.Figure(Figure{Name: "extrapolated: cold start, rolling: statements, whole cluster", Unit: "statements",
+			Note: "the same for the rolling cold start"})
+	}
+	h.Note("Before (lease reads of every row every round, bench/RESULTS.md of 84e0850): A (10 real nodes, 20 × 50, lease_ttl 900ms) " +
+		"read 1030 rows per round per node (leases_read 1020, nodes_live 10) in 4 statements, 2.59 ms; B (10 real + 90 placeholder " +
+		"nodes, 200 × 50) read 10300 rows per round per node, 15.9 ms; extrapolated to 100 nodes: 103,000 rows read per second, " +
+		"1030 written, 40 statements per second.")
 
-	// Statement counts vary little from run to run and a run of A takes
-	// about 20 s, B about 25 s: A runs at most 3 times, B once.
+	// A run of A takes about 40 s, B about 30 s: A runs at most 3 times,
+	// B once.
 	for run := range min(h.Runs, 3) {
 		start := time.Now()
-		ca, err := scalePGPartA(ctx, h, a)
+		ca, err := scalePGPartA(ctx, h, a, run == 0)
 		if err != nil {
 			return fmt.Errorf("part A: %w", err)
 		}
@@ -535,35 +582,38 @@ func scalePostgres(ctx context.Context, h *H, sim scaleShape, cold simColdStarts
 			h.Note("Postgres load (B) measured with %s: per statement kind over the steady rounds: %s.", bn, describeCounts(cb))
 		}
 		// Extrapolation: statements per round per node do not depend on
-		// the size (one each of upsert, renew, nodes_live, leases_read);
-		// the rows leases_read returns grow with all leases, those
-		// nodes_live returns with the nodes, those a renewal changes with
-		// the leases per node; each round upserts one node row.
+		// the size (one each of upsert, renew, nodes_live,
+		// leases_changes); the rows nodes_live returns grow with the
+		// nodes, the lease read's with what changed (one snapshot row in
+		// a steady round), those a renewal changes with the leases per
+		// node; each round upserts one node row.
 		steady := ca.steady
 		nodesA, leasesA := float64(a.nodes()), float64(a.leases())
 		nodesS, leasesS := float64(sim.nodes), float64(sim.leases())
 		perSec := nodesS / scaleRound.Seconds() // node-rounds per second, whole cluster
 		stmts := perRound(steady.total().n, steady)
-		read := perRound(steady["leases_read"].read, steady)*leasesS/leasesA +
-			perRound(steady["nodes_live"].read, steady)*nodesS/nodesA
+		read := perRound(steady["leases_changes"].read, steady) + perRound(steady["nodes_live"].read, steady)*nodesS/nodesA
 		written := perRound(steady["node_upsert"].written, steady) +
 			perRound(steady["leases_renew"].written, steady)*(leasesS/nodesS)/(leasesA/nodesA)
 		h.Add("extrapolated: statements per second, whole cluster", stmts*perSec)
 		h.Add("extrapolated: rows read per second, whole cluster", read*perSec)
 		h.Add("extrapolated: rows written per second, whole cluster", written*perSec)
-		// A cold start makes the simulation's take and release statements
-		// plus the steady statements of every node round until converged.
-		h.Add("extrapolated: cold start, all nodes live: statements, whole cluster",
-			float64(cold.allLive.moves())+stmts*float64(cold.allLive.nodeRounds))
-		h.Add("extrapolated: cold start, rolling: statements, whole cluster",
-			float64(cold.rolling.moves())+stmts*float64(cold.rolling.nodeRounds))
+		if cold != nil {
+			// A cold start makes the simulation's take and release
+			// statements plus the steady statements of every node round
+			// until converged.
+			h.Add("extrapolated: cold start, all nodes live: statements, whole cluster",
+				float64(cold.allLive.moves())+stmts*float64(cold.allLive.nodeRounds))
+			h.Add("extrapolated: cold start, rolling: statements, whole cluster",
+				float64(cold.rolling.moves())+stmts*float64(cold.rolling.nodeRounds))
+		}
 		if run == 0 {
 			h.Note("Postgres load (A) measured with %s: per statement kind over the steady rounds: %s.", an, describeCounts(steady))
 			h.Note("Extrapolation (not measured at %d nodes): statements per round per node stay the same "+
-				"(node_upsert, leases_renew, nodes_live, leases_read); rows read grow with all leases (leases_read returns "+
-				"every lease row to every node every round) plus the nodes (nodes_live); rows written are one node row "+
-				"plus the leases the node holds (renewal). Whole cluster = per node × %d nodes / 10 s. "+
-				"B checks the per-node figures on a lease table of the full size.", sim.nodes, sim.nodes)
+				"(node_upsert, leases_renew, nodes_live, leases_changes); in a steady round the lease read returns one row "+
+				"(its snapshot) whatever the size, nodes_live returns the live nodes; rows written are one node row plus the "+
+				"leases the node holds (renewal). Whole cluster = per node × %d nodes / 10 s. B checks the per-node figures on a "+
+				"lease table of the full size.", sim.nodes, sim.nodes)
 		}
 		h.Logf("postgres run %d took %v", run+1, time.Since(start).Round(time.Millisecond))
 	}
@@ -575,7 +625,7 @@ type pgPartA struct {
 	steady, cold stmtCounts
 }
 
-func scalePGPartA(ctx context.Context, h *H, s pgShape) (pgPartA, error) {
+func scalePGPartA(ctx context.Context, h *H, s pgShape, first bool) (pgPartA, error) {
 	var out pgPartA
 	round := s.ttl / 3
 	pc, start, err := newPGCluster(ctx, h, s)
@@ -602,9 +652,43 @@ func scalePGPartA(ctx context.Context, h *H, s pgShape) (pgPartA, error) {
 	t := out.steady.total()
 	h.Add("A: statements per round per node", perRound(t.n, out.steady))
 	h.Add("A: rows read per round per node", perRound(t.read, out.steady))
+	h.Add("A: lease rows read per round per node", perRound(out.steady["leases_changes"].read, out.steady))
 	h.Add("A: rows written per round per node", perRound(t.written, out.steady))
 	h.Add("A: Postgres time per round per node", perRound(t.time.Microseconds(), out.steady)/1e3)
+	if first {
+		// The statistics reach pg_stat_user_tables within a second or so.
+		time.Sleep(time.Second)
+		var upd, hot int64
+		if err := pc.admin.QueryRow(ctx, `SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relid = 'leases'::regclass`).
+			Scan(&upd, &hot); err == nil && upd > 0 {
+			h.Note("Lease row updates (A, from the start to the end of the steady rounds, pg_stat_user_tables): %d, of which "+
+				"%.0f%% in place (HOT): no index holds expires_at, which renewals move (migration 012).",
+				upd, 100*float64(hot)/float64(upd))
+		}
+	}
 
+	// A join: the joiner's first read is a full one, by design; the
+	// others read what the join moves.
+	ev := pc.event()
+	joined := time.Now()
+	n, err := startPGNode(ctx, pc.url, fmt.Sprintf("real-%02d", len(pc.nodes)), s.ttl)
+	if err != nil {
+		return out, err
+	}
+	pc.nodes = append(pc.nodes, n)
+	if _, err := pc.waitConverged(ctx, joined, 40*s.ttl); err != nil {
+		return out, fmt.Errorf("join: %w", err)
+	}
+	time.Sleep(round)
+	r := ev.end(pc, n.id)
+	h.Add("A: join: lease rows read per round per node", r.readPerRound)
+	h.Add("A: join: lease rows changed per round", r.changedPerRound)
+	h.Add("A: join: lease rows read ÷ what changed, most of any node", r.worst)
+	if first {
+		h.Note("Join (A): %s.", r)
+	}
+
+	ev = pc.event()
 	crashed := time.Now()
 	pc.nodes[0].crash()
 	took, err = pc.waitConverged(ctx, crashed, 20*s.ttl)
@@ -612,7 +696,96 @@ func scalePGPartA(ctx context.Context, h *H, s pgShape) (pgPartA, error) {
 		return out, fmt.Errorf("crash: %w", err)
 	}
 	h.Add("A: crash: rounds to converge", took.Seconds()/round.Seconds())
+	time.Sleep(round)
+	r = ev.end(pc, "")
+	h.Add("A: crash: lease rows read per round per node", r.readPerRound)
+	h.Add("A: crash: lease rows changed per round", r.changedPerRound)
+	h.Add("A: crash: lease rows read ÷ what changed, most of any node", r.worst)
+	if first {
+		h.Note("Crash (A): %s.", r)
+	}
 	return out, pc.close()
+}
+
+// pgEvent marks the start of an event (a join, a crash) on every running
+// node: its rounds and its lease read's rows so far.
+type pgEvent struct {
+	marks map[string]int
+	rows  map[string]map[string]float64
+}
+
+func (pc *pgCluster) event() pgEvent {
+	e := pgEvent{marks: pc.marks(), rows: map[string]map[string]float64{}}
+	for _, n := range pc.nodes {
+		if !n.gone {
+			e.rows[n.id] = n.readRows()
+		}
+	}
+	return e
+}
+
+// pgEventReads is what the nodes read during an event.
+type pgEventReads struct {
+	nodes                         int
+	readPerRound, changedPerRound float64
+	changed, expired              float64
+	// worst is the highest ratio of a node's lease rows read to its bound
+	// (its rounds + the lease rows changed + the expired holdings it read).
+	worst     float64
+	worstNode string
+}
+
+func (r pgEventReads) String() string {
+	return fmt.Sprintf("%d nodes read %.1f lease rows per round each while %.0f lease rows were taken or released (%.1f per round) "+
+		"and their reads returned %.0f expired holdings in all; the highest ratio of a node's lease rows read to its rounds + "+
+		"the rows changed + its expired holdings is %.2f (%s)", r.nodes, r.readPerRound, r.changed, r.changedPerRound, r.expired,
+		r.worst, r.worstNode)
+}
+
+// end sums the event up to now over the nodes running at its start and
+// still running, but skip (a joiner: its first read is a full read). The
+// lease rows changed are the rows every node's takes and releases wrote
+// in the rounds the event spans.
+func (e pgEvent) end(pc *pgCluster, skip string) pgEventReads {
+	to := pc.marks()
+	var r pgEventReads
+	var rounds, read float64
+	for _, n := range pc.nodes {
+		c := n.tracer.sum(e.marks[n.id], n.tracer.started())
+		r.changed += float64(c["lease_take"].written + c["lease_release"].written + c["leases_release_all"].written)
+	}
+	type nodeReads struct {
+		id                    string
+		rounds, read, expired float64
+	}
+	var ns []nodeReads
+	for _, n := range pc.nodes {
+		f, ok := e.marks[n.id]
+		if !ok || n.gone || n.id == skip {
+			continue
+		}
+		c := n.tracer.sum(f, to[n.id]-1)
+		rows := n.readRows()
+		ns = append(ns, nodeReads{id: n.id, rounds: float64(c.rounds()), read: float64(c["leases_changes"].read),
+			expired: rows["expired"] - e.rows[n.id]["expired"]})
+	}
+	for _, n := range ns {
+		rounds += n.rounds
+		read += n.read
+		r.expired += n.expired
+		if n.rounds == 0 {
+			continue
+		}
+		if w := n.read / (n.rounds + r.changed + n.expired); w > r.worst {
+			r.worst, r.worstNode = w, n.id
+		}
+	}
+	r.nodes = len(ns)
+	if rounds > 0 {
+		r.readPerRound = read / rounds
+		r.changedPerRound = r.changed / (rounds / float64(len(ns)))
+	}
+	return r
 }
 
 func scalePGPartB(ctx context.Context, h *H, s pgShape) (stmtCounts, error) {
@@ -632,6 +805,7 @@ func scalePGPartB(ctx context.Context, h *H, s pgShape) (stmtCounts, error) {
 	t := c.total()
 	h.Add("B: statements per round per node", perRound(t.n, c))
 	h.Add("B: rows read per round per node", perRound(t.read, c))
+	h.Add("B: lease rows read per round per node", perRound(c["leases_changes"].read, c))
 	h.Add("B: rows written per round per node", perRound(t.written, c))
 	h.Add("B: Postgres time per round per node", perRound(t.time.Microseconds(), c)/1e3)
 	return c, pc.close()

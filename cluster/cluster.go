@@ -27,6 +27,7 @@ var (
 	sqlNodeDelete       = mustSQL("node_delete.sql")
 	sqlNodesLive        = mustSQL("nodes_live.sql")
 	sqlLeasesRead       = mustSQL("leases_read.sql")
+	sqlLeasesChanges    = mustSQL("leases_changes.sql")
 	sqlLeasesRenew      = mustSQL("leases_renew.sql")
 	sqlLeaseTake        = mustSQL("lease_take.sql")
 	sqlLeaseRelease     = mustSQL("lease_release.sql")
@@ -64,6 +65,10 @@ type Cluster struct {
 	ttlUS    int64         // LeaseTTL in microseconds, for the SQL
 	instance string        // this process's token in its node row
 	m        *metrics
+
+	// view is the node's copy of the lease table (view.go); only the
+	// round's goroutine uses it.
+	view leaseView
 
 	// wake asks for a round now (capacity 1: requests coalesce); see
 	// notify.go.
@@ -317,7 +322,8 @@ func (c *Cluster) renew(ctx context.Context, start time.Time) error {
 	return nil
 }
 
-// read returns the live members and every lease.
+// read returns the live members and every lease: the view brought up to
+// date with what changed since the previous round (view.go).
 func (c *Cluster) read(ctx context.Context) ([]Member, []LeaseState, error) {
 	rows, err := c.pool.Query(ctx, sqlNodesLive)
 	if err != nil {
@@ -333,19 +339,11 @@ func (c *Cluster) read(ctx context.Context) ([]Member, []LeaseState, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("cluster: read nodes: %w", err)
 	}
-	rows, err = c.pool.Query(ctx, sqlLeasesRead)
+	leases, r, err := c.view.read(ctx, c.pool)
 	if err != nil {
-		return nil, nil, fmt.Errorf("cluster: read leases: %w", err)
+		return nil, nil, err
 	}
-	var leases []LeaseState
-	var l LeaseState
-	_, err = pgx.ForEachRow(rows, []any{&l.Scope, &l.TableID, &l.Kind, &l.Partition, &l.Holder, &l.Epoch, &l.Free}, func() error {
-		leases = append(leases, l)
-		return nil
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("cluster: read leases: %w", err)
-	}
+	c.m.read(r)
 	return members, leases, nil
 }
 

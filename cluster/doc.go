@@ -78,7 +78,11 @@
 //  1. upsert the node row (re-inserted if it vanished);
 //  2. renew the held leases in one UPDATE … RETURNING; a lease missing from
 //     the result is lost and its job is cancelled at once;
-//  3. read the live nodes and every lease (free judged by the database);
+//  3. read the live nodes, and bring the node's view of the lease table up
+//     to date (view.go): one statement returns only the lease rows
+//     inserted, taken or released since the previous read's snapshot, the
+//     rows deleted since, and the holdings that have expired (free is
+//     judged by the database); Plan is handed every lease of the view;
 //  4. Plan; release (cancel the job, wait for it, then clear the holder
 //     where holder and epoch are still ours); take (one UPDATE per lease,
 //     only where free, returning the new epoch) and start the job;

@@ -1,5 +1,11 @@
 package cluster
 
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
+
 // Internals for the tests of package cluster_test, which drive the
 // cluster through its exported API as a node does, and read the lease SQL
 // and the node ordering from here.
@@ -16,3 +22,17 @@ func Crash(c *Cluster) { c.crash.Store(true) }
 
 // ConfigOf returns c's configuration with its defaults.
 func ConfigOf(c *Cluster) Config { return c.cfg }
+
+// View is a lease view (view.go) for the tests: Read brings it up to date
+// the way a round does.
+type View struct{ v leaseView }
+
+// Read reads what changed since the previous Read (everything the first
+// time) and returns every lease; full says whether it read the whole
+// table, rows how many rows its statements returned.
+func (v *View) Read(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}) (leases []LeaseState, full bool, rows int, err error) {
+	ls, r, err := v.v.read(ctx, q)
+	return ls, r.full, r.rows, err
+}

@@ -38,6 +38,8 @@ type metrics struct {
 	held     *prometheus.GaugeVec   // kind
 	lapses   *prometheus.CounterVec // kind
 	rounds   *prometheus.CounterVec // result
+	reads    *prometheus.CounterVec // read (full, changes)
+	readRows *prometheus.CounterVec // what (lease, deleted, expired)
 }
 
 func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
@@ -64,6 +66,14 @@ func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
 		rounds: counterVec("mink_cluster_rounds_total",
 			"Sharing rounds (docs/design.md §3.3: register, renew, read, release, take), by result (ok, error).",
 			"result"),
+		reads: counterVec("mink_cluster_lease_reads_total",
+			"Reads of the lease table by the sharing rounds (docs/design.md §3.3), by read: full (the first, or after "+
+				"tombstones it had not seen were pruned) or changes (only what changed since the previous read).",
+			"read"),
+		readRows: counterVec("mink_cluster_lease_read_rows_total",
+			"Rows the rounds' lease reads returned (docs/design.md §3.3), by what: lease (a row inserted, taken or "+
+				"released since the previous read; every row in a full read), deleted (a tombstone), expired (a held lease past its expiry).",
+			"what"),
 	}
 	// Every label value up front, so that the series exist at 0.
 	for _, k := range leaseKinds {
@@ -77,6 +87,12 @@ func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
 	}
 	m.rounds.WithLabelValues("ok")
 	m.rounds.WithLabelValues("error")
+	for _, r := range []string{"full", "changes"} {
+		m.reads.WithLabelValues(r)
+	}
+	for _, w := range []string{"lease", "deleted", "expired"} {
+		m.readRows.WithLabelValues(w)
+	}
 	if reg != nil {
 		m.takes = register(reg, m.takes, log)
 		m.releases = register(reg, m.releases, log)
@@ -84,6 +100,8 @@ func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
 		m.held = register(reg, m.held, log)
 		m.lapses = register(reg, m.lapses, log)
 		m.rounds = register(reg, m.rounds, log)
+		m.reads = register(reg, m.reads, log)
+		m.readRows = register(reg, m.readRows, log)
 	}
 	return m
 }
@@ -94,6 +112,17 @@ func (m *metrics) round(err error) {
 		return
 	}
 	m.rounds.WithLabelValues("ok").Inc()
+}
+
+func (m *metrics) read(r viewRead) {
+	if r.full {
+		m.reads.WithLabelValues("full").Inc()
+	} else {
+		m.reads.WithLabelValues("changes").Inc()
+	}
+	m.readRows.WithLabelValues("lease").Add(float64(r.changed))
+	m.readRows.WithLabelValues("deleted").Add(float64(r.deleted))
+	m.readRows.WithLabelValues("expired").Add(float64(r.expired))
 }
 
 func (m *metrics) took(kind string) {
