@@ -82,21 +82,30 @@ type Actions struct {
 //     tables (0 = no cap).
 //
 // A node without the indexer role takes nothing and releases every lease
-// it holds.
+// it holds. A node that is Starting takes nothing (partition or writer
+// leases) and releases as usual.
 //
-// Rule 5 needs one refinement to keep the promise that every partition is
-// held whenever the caps allow it. With caps, nodes that reached their cap
-// with partitions of some tables can leave another table's free partition
-// to nodes that already hold their share of it: with 2 nodes capped at 2
-// and tables A (2 partitions), B and C (1 each), X may hold B and C, Y one
-// partition of A; the other partition of A then waits forever. So when the
-// cap binds (0 < max_partitions < the sum of all shares), the share of a
-// table is narrowed, per node, to a bound: every node computes the same
-// bounds for every node by filling the caps table by table, each partition
-// going to the node with the most room left (see bounds). Below its bound
-// a node takes; above it, it releases one per table per round, exactly as
-// rules 2 and 3 say for the share. Without a binding cap the bound is the
-// share and the rules are the seed's, word for word.
+// Rules 2 and 3 are applied to a per-node, per-table bound that is never
+// above the share (docs/design.md §7.1), computed identically by every node
+// from the live indexing nodes and the tables (see bounds):
+//
+//   - without a binding cap (max_partitions 0, or at least ceil(all
+//     partitions / live indexing nodes)) the bounds of a table add up to
+//     its partition count exactly and each node's bounds add up to the
+//     floor or the ceiling of all partitions / live indexing nodes. The
+//     shares alone bound each table separately: with 100 nodes and 200
+//     tables of 50 partitions every share is 1, and 50 nodes held 200
+//     leases while 50 held none;
+//   - with a binding cap (0 < max_partitions < that ceiling) each node's
+//     bounds add up to at most max_partitions, and a table's bounds add up
+//     to its partition count whenever the caps allow it, so no partition
+//     waits forever for a node that may not take it. With 2 nodes capped at
+//     2 and tables A (2 partitions), B and C (1 each), the shares alone let
+//     X hold B and C and Y one partition of A; the other partition of A
+//     then waited forever.
+//
+// Below its bound a node takes; above it, it releases one per table per
+// round, exactly as rules 2 and 3 say for the share.
 func Plan(s State) Actions {
 	var a Actions
 	if !slices.Contains(s.Roles, RoleIndexer) {
@@ -127,12 +136,17 @@ func Plan(s State) Actions {
 	}
 	// Rule 2 (and 5): below the bound, take free ones, most preferred first.
 	// Room is counted before this round's releases take effect, so the cap
-	// holds even if a release fails.
+	// holds even if a release fails. A Starting node has not seen its
+	// peers yet: what it took with the bounds of a smaller cluster it
+	// would hand back one per table per round.
 	room := -1 // no cap
 	if s.MaxPartitions > 0 {
 		room = max(0, s.MaxPartitions-total)
 	}
 	for i, t := range tables {
+		if s.Starting {
+			break
+		}
 		mine := 0
 		for _, l := range t.partitions {
 			if l.held(s.Me) {
@@ -159,7 +173,7 @@ func Plan(s State) Actions {
 		for _, w := range t.writers {
 			top := topNode(indexers, w.Scope)
 			switch {
-			case top == s.Me && w.Free:
+			case top == s.Me && w.Free && !s.Starting:
 				a.Take = append(a.Take, w.Scope)
 			case top != s.Me && w.held(s.Me):
 				a.Release = append(a.Release, w.Scope)
@@ -215,33 +229,31 @@ func tablesOf(leases []LeaseState) []table {
 func share(p, n int) int { return (p + n - 1) / n }
 
 // bounds returns, for every indexing node, the number of partition leases
-// of each table (indexed like tables) it may hold. Without a binding cap
-// that is the share (rule 1). With one, each node's bounds add up to at most
-// maxPartitions, no bound exceeds the share, and a table's bounds add up to
-// its partition count whenever the caps together allow it, so no partition
-// waits for a node that may not take it.
+// of each table (indexed like tables) it may hold. No bound exceeds the
+// table's share (rule 1), and every node computes the same bounds from the
+// same membership and tables.
 //
-// The bounds are filled table by table, each partition going to the node
+// Without a binding cap (maxPartitions 0, or at least ceil(all partitions
+// / nodes)) the bounds are balanced (see balanced): a table's bounds add up
+// to its partition count and each node's to the floor or the ceiling of
+// all partitions / nodes, so every node is within one lease of the mean.
+//
+// With a binding cap, each node's bounds add up to at most maxPartitions
+// and a table's bounds add up to its partition count whenever the caps
+// together allow it, so no partition waits for a node that may not take
+// it. They are filled table by table, each partition going to the node
 // with the most room left (ties: the node preferring the table's id most).
 // Keeping the room as even as possible is what lets every later table find
 // enough distinct nodes for its partitions. Room left over is then spread
 // up to the share, so that a node keeps what it holds where the caps allow.
-// Every node computes the same bounds from the same membership.
 func bounds(tables []table, indexers []string, maxPartitions int) map[string][]int {
 	out := make(map[string][]int, len(indexers))
-	sum := 0
+	total := 0
 	for _, t := range tables {
-		sum += share(len(t.partitions), len(indexers))
+		total += len(t.partitions)
 	}
-	if maxPartitions <= 0 || maxPartitions >= sum {
-		for _, n := range indexers {
-			b := make([]int, len(tables))
-			for i, t := range tables {
-				b[i] = share(len(t.partitions), len(indexers))
-			}
-			out[n] = b
-		}
-		return out
+	if maxPartitions <= 0 || maxPartitions >= share(total, len(indexers)) {
+		return balanced(tables, indexers)
 	}
 	room := make(map[string]int, len(indexers))
 	for _, n := range indexers {
@@ -273,6 +285,54 @@ func bounds(tables []table, indexers []string, maxPartitions int) map[string][]i
 			add := min(share(len(t.partitions), len(indexers))-out[n][i], room[n])
 			out[n][i] += add
 			room[n] -= add
+		}
+	}
+	return out
+}
+
+// balanced returns bounds that add up to each table's partition count and,
+// per node, to floor or ceil(all partitions / nodes): each table gives every
+// node q = p div n partitions, and its p mod n extra ones go to distinct
+// nodes, those with the fewest extras so far first (ties: the node that
+// prefers the table's id most, then the smaller id), tables in id order.
+// Every node's extras stay within one of each other's, hence the totals.
+// Extras never exceed one per table, so no bound is above ceil(p / n), the
+// share. A new table (the highest id) leaves the bounds of the others as
+// they were.
+func balanced(tables []table, indexers []string) map[string][]int {
+	n := len(indexers)
+	out := make(map[string][]int, n)
+	for _, id := range indexers {
+		out[id] = make([]int, len(tables))
+	}
+	extras := make([]int, n) // indexed like indexers
+	prefs := make([]uint64, n)
+	order := make([]int, n)
+	for i, t := range tables {
+		p := len(t.partitions)
+		q, r := p/n, p%n
+		for _, id := range indexers {
+			out[id][i] = q
+		}
+		if r == 0 {
+			continue
+		}
+		key := strconv.FormatInt(t.id, 10)
+		for j, id := range indexers {
+			prefs[j], order[j] = Preference(id, key), j
+		}
+		slices.SortFunc(order, func(a, b int) int {
+			if c := cmp.Compare(extras[a], extras[b]); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(prefs[b], prefs[a]); c != 0 {
+				return c
+			}
+			return cmp.Compare(indexers[a], indexers[b])
+		})
+		for _, j := range order[:r] {
+			out[indexers[j]][i]++
+			extras[j]++
 		}
 	}
 	return out
