@@ -73,10 +73,10 @@ type scaleSim struct {
 	partTakes   int // takes of partition leases since the event
 	// unheldCount is the number of unheld partition leases; allHeld the
 	// first time since the event that it was 0 (-1: not yet).
-	unheldCount    int
-	allHeld        int64
-	count          map[string]int // partition leases per holder
-	peak           int            // most partition leases on one node since the event
+	unheldCount int
+	allHeld     int64
+	count       map[string]int // partition leases per holder
+	peak        int            // most partition leases on one node since the event
 
 	// planTime and plans add up the CPU time spent in cluster.Plan.
 	planTime time.Duration
