@@ -132,11 +132,12 @@ func simNodeID(i int) string { return fmt.Sprintf("node-%03d", i) }
 
 var simRoles = []string{cluster.RoleIndexer, cluster.RoleServer}
 
-// add adds a node whose first round is at first. A node that is not
-// starting was registered before (its row is live from the start).
-func (s *scaleSim) add(id string, first int64, starting bool) {
+// add adds a node whose first round is at first. A live node's row is
+// live from the start (it registered before); a starting one is Starting
+// in the rounds of its first lease_ttl/3 after it registers.
+func (s *scaleSim) add(id string, first int64, live, starting bool) {
 	m := &simMember{id: id, first: first, next: first, rowExpires: -1, starting: starting}
-	if !starting {
+	if live {
 		m.rowExpires = first + simTTL
 	}
 	s.members = append(s.members, m)
@@ -312,10 +313,10 @@ func (s *scaleSim) settle() (int64, error) {
 		calm := s.lastMove
 		for _, m := range s.members {
 			switch {
-			case m.next >= 0 && m.starting && m.rowExpires >= 0:
-				calm = max(calm, m.first+simPeriod)
-			case m.next >= 0 && m.starting:
+			case m.next >= 0 && m.rowExpires < 0:
 				return false // not registered yet
+			case m.next >= 0 && m.starting:
+				calm = max(calm, m.first+simPeriod)
 			case m.next < 0:
 				calm = max(calm, m.rowExpires)
 			}
@@ -471,7 +472,7 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 func simRolling(seed uint64, c scaleShape) (*scaleSim, simResult, error) {
 	s := newScaleSim(seed, c.tables, c.partitions)
 	for i := range c.nodes {
-		s.add(simNodeID(i), int64(i)*1000, true)
+		s.add(simNodeID(i), int64(i)*1000, false, true)
 	}
 	s.event(int64(c.nodes-1) * 1000)
 	last, err := s.settle()
@@ -487,7 +488,7 @@ func simRolling(seed uint64, c scaleShape) (*scaleSim, simResult, error) {
 func simAllLive(seed uint64, c scaleShape) (*scaleSim, simResult, error) {
 	s := newScaleSim(seed, c.tables, c.partitions)
 	for i := range c.nodes {
-		s.add(simNodeID(i), s.rng.Int64N(simPeriod), false)
+		s.add(simNodeID(i), s.rng.Int64N(simPeriod), true, false)
 	}
 	s.event(0)
 	last, err := s.settle()
@@ -497,11 +498,29 @@ func simAllLive(seed uint64, c scaleShape) (*scaleSim, simResult, error) {
 	return s, s.result(last), nil
 }
 
+// simOutage: every lease free and every node row expired (Postgres back
+// after an outage longer than lease_ttl), each node's next round at a
+// random phase, where it registers again. starting says whether a node
+// that registers again is Starting (cluster.go sets Starting only in the
+// first lease_ttl/3 after the process's first registration).
+func simOutage(seed uint64, c scaleShape, starting bool) (*scaleSim, simResult, error) {
+	s := newScaleSim(seed, c.tables, c.partitions)
+	for i := range c.nodes {
+		s.add(simNodeID(i), s.rng.Int64N(simPeriod), false, starting)
+	}
+	s.event(0)
+	last, err := s.settle()
+	if err != nil {
+		return s, simResult{}, fmt.Errorf("cold start after an outage: %w", err)
+	}
+	return s, s.result(last), nil
+}
+
 // simJoin adds one node to a stable cluster at a random time within the
 // next period; it is Starting for its first lease_ttl/3.
 func simJoin(s *scaleSim, id string) (simResult, error) {
 	at := s.now + 1 + s.rng.Int64N(simPeriod)
-	s.add(id, at, true)
+	s.add(id, at, false, true)
 	for s.now < at {
 		s.step()
 	}

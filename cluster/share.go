@@ -291,48 +291,106 @@ func bounds(tables []table, indexers []string, maxPartitions int) map[string][]i
 }
 
 // balanced returns bounds that add up to each table's partition count and,
-// per node, to floor or ceil(all partitions / nodes): each table gives every
-// node q = p div n partitions, and its p mod n extra ones go to distinct
-// nodes, those with the fewest extras so far first (ties: the node that
-// prefers the table's id most, then the smaller id), tables in id order.
-// Every node's extras stay within one of each other's, hence the totals.
-// Extras never exceed one per table, so no bound is above ceil(p / n), the
-// share. A new table (the highest id) leaves the bounds of the others as
-// they were.
+// per node, to floor or ceil(all partitions / nodes). Each table gives every
+// node q = p div n partitions; its r = p mod n extra ones go to r distinct
+// nodes, at most one each, so no bound is above ceil(p / n), the share.
+//
+// The extras are dealt like rendezvous hashing with a quota: with E extras
+// in all, every node may hold c = E div n of them and the first E mod n
+// nodes to reach c one more. All (table, node) pairs are taken in the order
+// of the node's preference for the table's id, highest first; a pair gets
+// an extra while the table still needs one and the node has room. A node
+// that joins or leaves thus moves mainly the extras of the pairs it ranks
+// high in, rather than reshuffling every table (about 100 leases moved
+// instead of 3,000 for a join at 100 nodes × 10,000 partitions). When the
+// pairs run out with a table t still short, every node with room already
+// has an extra of t; then a full node v without one gets t and hands one of
+// its extras that a node u with room lacks to u (such a pair always exists:
+// u holds t and fewer extras than v, so v holds one u lacks).
 func balanced(tables []table, indexers []string) map[string][]int {
 	n := len(indexers)
 	out := make(map[string][]int, n)
 	for _, id := range indexers {
 		out[id] = make([]int, len(tables))
 	}
-	extras := make([]int, n) // indexed like indexers
-	prefs := make([]uint64, n)
-	order := make([]int, n)
+	need := make([]int, len(tables)) // extras each table still has to give
+	extras := 0
+	type pair struct {
+		table, node int
+		pref        uint64
+	}
+	var pairs []pair
 	for i, t := range tables {
 		p := len(t.partitions)
-		q, r := p/n, p%n
 		for _, id := range indexers {
-			out[id][i] = q
+			out[id][i] = p / n
 		}
-		if r == 0 {
+		need[i] = p % n
+		extras += need[i]
+		if need[i] == 0 {
 			continue
 		}
 		key := strconv.FormatInt(t.id, 10)
 		for j, id := range indexers {
-			prefs[j], order[j] = Preference(id, key), j
+			pairs = append(pairs, pair{i, j, Preference(id, key)})
 		}
-		slices.SortFunc(order, func(a, b int) int {
-			if c := cmp.Compare(extras[a], extras[b]); c != 0 {
-				return c
+	}
+	if extras == 0 {
+		return out
+	}
+	slices.SortFunc(pairs, func(a, b pair) int {
+		if c := cmp.Compare(b.pref, a.pref); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(indexers[a.node], indexers[b.node]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.table, b.table)
+	})
+	// has[j][i]: node j holds an extra of table i.
+	has := make([][]bool, n)
+	for j := range has {
+		has[j] = make([]bool, len(tables))
+	}
+	load := make([]int, n)
+	quota, over := extras/n, extras%n // over: nodes that may hold quota+1
+	room := func(j int) bool { return load[j] < quota || (load[j] == quota && over > 0) }
+	give := func(i, j int) {
+		if load[j] == quota {
+			over--
+		}
+		has[j][i] = true
+		load[j]++
+		need[i]--
+		out[indexers[j]][i]++
+	}
+	for _, pr := range pairs {
+		if need[pr.table] > 0 && room(pr.node) {
+			give(pr.table, pr.node)
+		}
+	}
+	for i := range tables {
+		for need[i] > 0 {
+			u, v := -1, -1 // u has room (and an extra of i), v none of i
+			for j := range indexers {
+				if u < 0 && room(j) {
+					u = j
+				}
+				if v < 0 && !has[j][i] {
+					v = j
+				}
 			}
-			if c := cmp.Compare(prefs[b], prefs[a]); c != 0 {
-				return c
+			k := 0
+			for !has[v][k] || has[u][k] {
+				k++
 			}
-			return cmp.Compare(indexers[a], indexers[b])
-		})
-		for _, j := range order[:r] {
-			out[indexers[j]][i]++
-			extras[j]++
+			// v hands its extra of table k to u and takes one of table i.
+			has[v][k], has[v][i] = false, true
+			out[indexers[v]][k]--
+			out[indexers[v]][i]++
+			need[i]--
+			need[k]++
+			give(k, u)
 		}
 	}
 	return out
