@@ -87,25 +87,16 @@ type Actions struct {
 //
 // Rules 2 and 3 are applied to a per-node, per-table bound that is never
 // above the share (docs/design.md §7.1), computed identically by every node
-// from the live indexing nodes and the tables (see bounds):
-//
-//   - without a binding cap (max_partitions 0, or at least ceil(all
-//     partitions / live indexing nodes)) the bounds of a table add up to
-//     its partition count exactly and each node's bounds add up to the
-//     floor or the ceiling of all partitions / live indexing nodes. The
-//     shares alone bound each table separately: with 100 nodes and 200
-//     tables of 50 partitions every share is 1, and 50 nodes held 200
-//     leases while 50 held none;
-//   - with a binding cap (0 < max_partitions < that ceiling) each node's
-//     bounds add up to at most max_partitions, and a table's bounds add up
-//     to its partition count whenever the caps allow it, so no partition
-//     waits forever for a node that may not take it. With 2 nodes capped at
-//     2 and tables A (2 partitions), B and C (1 each), the shares alone let
-//     X hold B and C and Y one partition of A; the other partition of A
-//     then waited forever.
-//
-// Below its bound a node takes; above it, it releases one per table per
-// round, exactly as rules 2 and 3 say for the share.
+// from the live indexing nodes and the tables (see bounds). Without a
+// binding cap the bounds balance the load across tables, every node within
+// one lease of the mean: the shares alone bound each table separately, and
+// with 100 nodes and 200 tables of 50 partitions (every share 1) 50 nodes
+// held 200 leases while 50 held none. With a binding cap they keep every
+// partition held whenever the caps allow it: with 2 nodes capped at 2 and
+// tables A (2 partitions), B and C (1 each), the shares alone let X hold B
+// and C and Y one partition of A, and the other partition of A waited
+// forever. Below its bound a node takes; above it, it releases one per
+// table per round, exactly as rules 2 and 3 say for the share.
 func Plan(s State) Actions {
 	var a Actions
 	if !slices.Contains(s.Roles, RoleIndexer) {
@@ -301,12 +292,14 @@ func bounds(tables []table, indexers []string, maxPartitions int) map[string][]i
 // of the node's preference for the table's id, highest first; a pair gets
 // an extra while the table still needs one and the node has room. A node
 // that joins or leaves thus moves mainly the extras of the pairs it ranks
-// high in, rather than reshuffling every table (about 100 leases moved
-// instead of 3,000 for a join at 100 nodes × 10,000 partitions). When the
-// pairs run out with a table t still short, every node with room already
-// has an extra of t; then a full node v without one gets t and hands one of
-// its extras that a node u with room lacks to u (such a pair always exists:
-// u holds t and fewer extras than v, so v holds one u lacks).
+// high in, rather than reshuffling every table: a join at 100 nodes and
+// 10,000 partitions moves about 155 leases (99 must move), where dealing
+// the extras table by table to the nodes with the fewest so far moved about
+// 2,900 (bench/RESULTS.md, "scale"). When the pairs run out with a table t
+// still short, every node u with room already has an extra of t; then a
+// full node v without one takes t and hands u one of its extras that u
+// lacks. Such an extra exists: u holds t, v does not, and u holds no more
+// extras than v.
 func balanced(tables []table, indexers []string) map[string][]int {
 	n := len(indexers)
 	out := make(map[string][]int, n)
