@@ -92,10 +92,6 @@ type simRound struct {
 	nodeRounds int
 }
 
-func (r simRound) add(o simRound) simRound {
-	return simRound{r.takes + o.takes, r.failedTakes + o.failedTakes, r.releases + o.releases, r.nodeRounds + o.nodeRounds}
-}
-
 // moves counts the take and release statements.
 func (r simRound) moves() int { return r.takes + r.failedTakes + r.releases }
 
