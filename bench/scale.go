@@ -19,13 +19,18 @@ func init() {
 		Name:  "scale",
 		Title: "Scale of the cluster rules",
 		About: `Simulation of the sharing rounds of docs/design.md §3.3 (the real cluster.Plan against an in-memory
-lease table where a take succeeds only while the lease is still free) for 100 indexing nodes and
-200 tables × 50 partitions (10,000 partition leases + 200 writer leases); each round every live
-node plans once, in a random order drawn afresh each round, from the table as the nodes before it
-left it. Converged = every lease held by a live node, no node above the share of a table, each
-writer lease held by its top node, and a round in which nobody takes or releases; "rounds" counts
-the rounds up to the last one that did something. Wall time assumes lease_ttl 30 s (a round every 10 s). Seeds 1–3 (at
-most 3 runs, to bound the CPU time); the rolling cold start is simulated once (about a minute). Then real cluster loops (cluster.New/Run, in-process,
+lease table where a take succeeds only while the lease is free) for 100 indexing nodes and 200 tables × 50
+partitions (10,000 partition leases + 200 writer leases), lease_ttl 30 s: time is simulated in milliseconds,
+each node runs a round every 10 s at its own phase (its start + k × 10 s), atomic at its instant (register,
+renew, read, Plan, release, take), and is Starting for its first 10 s; a crashed node runs no rounds and its
+row and leases expire lease_ttl after its last one. Scenarios: a rolling cold start (node i starts at i s),
+a cold start with every node live at once, a join into the stable cluster, and a crash of the most loaded
+node right after one of its rounds. "Rounds" = the time from the event to the last take or release in
+rounds of 10 s, rounded up, once stable (no node Starting, no expiry pending, a whole round without a move;
+then every lease is checked held by a running node, none above a table's share, each writer at its top
+node); "longest unheld" = the longest time a partition lease was free or held by a crashed node, since the
+event. Seeds 1–3 (at most 3 runs). Then real cluster loops
+(cluster.New/Run, in-process,
 each with its own pgx pool whose query tracer counts statements and the rows they return or change)
 against a real Postgres: A, 30 nodes on 20 tables × 50 partitions with a short lease_ttl (at most 3
 runs): a rolling cold start, steady rounds, one more node joining, a crash; B, once, 30 nodes on the
@@ -81,134 +86,173 @@ type simColdStarts struct {
 	allLive, rolling simRound
 }
 
-// scaleSimulate measures the rounds to converge of the simulated cluster
-// after a cold start, a join and a crash, up to 3 times (h.Runs) with
-// different seeds; the rolling cold start (long) runs once.
+// scaleBefore are the simulated figures of the rules before issue 14 (the
+// Plan of commit 84e0850: bounds = shares, no Starting) in this
+// simulation, 100 nodes, 200 tables × 50 partitions, seed 1.
+const scaleBefore = "Before issue 14 (the same simulation with the Plan of commit 84e0850: bounds = shares, no " +
+	"Starting; seed 1): rolling cold start 40 rounds (395 s after the last start; the first node held all 10,000 partition " +
+	"leases, then handed back one per table per round), then most on one node 200, fewest 0; all nodes live: 1 round, " +
+	"most on one node 200, 50 nodes holding none (largest distance from the mean 100); join: the joiner got no " +
+	"partition lease (distance 101); crash: 1 round after expiry, its 200 leases went to 200 nodes that held their " +
+	"share of those tables, still 200 / 0 (distance 100). The round-based simulation of bench/RESULTS.md before it " +
+	"gave the same: rolling 50 rounds (8m20s), 50 nodes with 200 leases and 50 with none."
+
+// scaleSimulate measures the simulated cluster after a cold start (rolling
+// and all live), a join and a crash, up to 3 times (h.Runs) with
+// different seeds.
 func scaleSimulate(ctx context.Context, h *H, c scaleShape) (simColdStarts, error) {
 	var cold simColdStarts
-	roundS := scaleRound.Seconds()
 	note := fmt.Sprintf("simulated, %s", c)
-	h.Figure(Figure{Name: "cold start, all nodes live: rounds", Unit: "rounds",
-		Note: note + "; all node rows live before the first round, every lease free (e.g. Postgres back after an outage)"})
-	h.Figure(Figure{Name: "cold start, all nodes live: wall time", Unit: "s", Note: "rounds × lease_ttl/3 (10 s)"})
+	even := float64(c.tables*c.partitions) / float64(c.nodes)
+	h.Figure(Figure{Name: "cold start, rolling (nodes 1 s apart): rounds", Unit: "rounds", Max: 3,
+		Note: note + "; every lease free, node i starts at i s; from the last start until nothing moves, in lease_ttl/3 (10 s)"})
+	h.Figure(Figure{Name: "cold start, rolling: wall time", Unit: "s", Note: "from the last start to the last take or release"})
+	h.Figure(Figure{Name: "cold start, rolling: all partitions held", Unit: "s", Note: "from the first start"})
+	h.Figure(Figure{Name: "cold start, rolling: longest unheld partition", Unit: "s", Max: 40,
+		Note: "from the last start (lease_ttl + a round = 40 s)"})
+	h.Figure(Figure{Name: "cold start, rolling: most partition leases on one node at any time", Unit: "leases",
+		Ref: "partition leases per node, even spread"})
+	h.Figure(Figure{Name: "cold start, rolling: largest distance from the mean", Unit: "leases", Max: 1,
+		Note: "|a node's partition leases − the mean| once stable"})
+	h.Figure(Figure{Name: "cold start, rolling: takes and releases", Unit: "statements"})
+	h.Figure(Figure{Name: "cold start, all nodes live: rounds", Unit: "rounds", Max: 3,
+		Note: note + "; every lease free, every node row live and no node Starting (e.g. Postgres back after an outage), rounds at random phases"})
+	h.Figure(Figure{Name: "cold start, all nodes live: wall time", Unit: "s", Note: "to the last take or release"})
 	h.Figure(Figure{Name: "cold start, all nodes live: most partition leases on one node", Unit: "leases",
 		Ref: "partition leases per node, even spread"})
 	h.Figure(Figure{Name: "partition leases per node, even spread", Unit: "leases", Note: "computed: partitions / nodes"})
 	h.Figure(Figure{Name: "cold start, all nodes live: nodes holding no partition", Unit: "nodes"})
-	h.Figure(Figure{Name: "join (one more node): rounds", Unit: "rounds", Note: "the joiner registers at its place in its first round"})
-	h.Figure(Figure{Name: "join: wall time", Unit: "s", Note: "rounds × 10 s"})
-	h.Figure(Figure{Name: "crash (the most loaded node): rounds after expiry", Unit: "rounds",
-		Note: "its node row and leases expire lease_ttl after its last round"})
-	h.Figure(Figure{Name: "crash: wall time", Unit: "s", Note: "lease_ttl (30 s, expiry) + rounds × 10 s"})
-	h.Figure(Figure{Name: "cold start, rolling (nodes start within one round): rounds", Unit: "rounds",
-		Note: "every lease free; each node is live from its first round on, so early nodes see a large share; run once"})
-	h.Figure(Figure{Name: "cold start, rolling: wall time", Unit: "s", Note: "rounds × 10 s"})
-	h.Figure(Figure{Name: "cold start, rolling: most partition leases on one node after its first round", Unit: "leases"})
+	h.Figure(Figure{Name: "cold start, all nodes live: largest distance from the mean", Unit: "leases", Max: 1})
+	h.Figure(Figure{Name: "cold start, all nodes live: longest unheld partition", Unit: "s", Max: 40})
+	h.Figure(Figure{Name: "cold start after an outage: rounds", Unit: "rounds",
+		Note: "every lease and node row expired (Postgres back after an outage longer than lease_ttl), rounds at random phases; " +
+			"a node is not Starting when it registers again (cluster.go sets Starting once per process); run once"})
+	h.Figure(Figure{Name: "cold start after an outage: most partition leases on one node at any time", Unit: "leases",
+		Ref: "partition leases per node, even spread"})
+	h.Figure(Figure{Name: "cold start after an outage, Starting again: rounds", Unit: "rounds", Max: 3,
+		Note: "the same if a node were Starting for lease_ttl/3 after registering again (not what cluster.go does)"})
+	h.Figure(Figure{Name: "cold start after an outage, Starting again: longest unheld partition", Unit: "s", Max: 40})
+	h.Figure(Figure{Name: "join (one more node): rounds", Unit: "rounds", Max: 3,
+		Note: "into the stable cluster of the cold start; the joiner is Starting for its first 10 s"})
+	h.Figure(Figure{Name: "join: wall time", Unit: "s", Note: "from the joiner's start to the last take or release"})
+	h.Figure(Figure{Name: "join: partition leases that moved", Unit: "leases", Ref: "join: partition leases the joiner should hold",
+		Note: "takes after the join"})
+	h.Figure(Figure{Name: "join: partition leases the joiner should hold", Unit: "leases", Note: "computed: partitions / (nodes + 1)"})
+	h.Figure(Figure{Name: "join: partition leases of the joiner", Unit: "leases"})
+	h.Figure(Figure{Name: "join: longest unheld partition", Unit: "s", Max: 40})
+	h.Figure(Figure{Name: "join: largest distance from the mean", Unit: "leases", Max: 1})
+	h.Figure(Figure{Name: "crash (the most loaded node): rounds after expiry", Unit: "rounds", Max: 3,
+		Note: "it crashes right after a round; its node row and leases expire lease_ttl later"})
+	h.Figure(Figure{Name: "crash: wall time", Unit: "s", Note: "from the crash to the last take or release (lease_ttl of it is the expiry)"})
+	h.Figure(Figure{Name: "crash: partition leases that moved", Unit: "leases", Note: "takes after the crash"})
+	h.Figure(Figure{Name: "crash: longest unheld partition", Unit: "s", Max: 40, Note: "from the crash"})
+	h.Figure(Figure{Name: "crash: largest distance from the mean", Unit: "leases", Max: 1})
 	h.Figure(Figure{Name: "Plan per node per round", Unit: "ms", Note: "CPU time of cluster.Plan on this machine, " + note})
 
-	// A run takes about 10 s of CPU (800 Plans of ~12 ms) and the rounds
-	// hardly vary with the seed: at most 3 runs.
+	// A run takes well under a minute of CPU (a few thousand Plans of a
+	// few ms) and the figures hardly vary with the seed: at most 3 runs.
 	for run := range min(h.Runs, 3) {
 		if err := ctx.Err(); err != nil {
 			return cold, err
 		}
 		start := time.Now()
-		s := newScaleSim(uint64(run+1), c.nodes, c.tables, c.partitions)
-		rounds, did, err := s.converge(nil)
+		seed := uint64(run + 1)
+		s, r, err := simRolling(seed, c)
 		if err != nil {
-			return cold, fmt.Errorf("cold start: %w", err)
+			return cold, err
 		}
+		plans, planTime := s.plans, s.planTime
+		h.Add("cold start, rolling (nodes 1 s apart): rounds", float64(r.rounds))
+		h.Add("cold start, rolling: wall time", r.took)
+		h.Add("cold start, rolling: all partitions held", r.allHeld+float64(c.nodes-1))
+		h.Add("cold start, rolling: longest unheld partition", r.unheld)
+		h.Add("cold start, rolling: most partition leases on one node at any time", float64(r.peak))
+		h.Add("cold start, rolling: largest distance from the mean", r.off)
+		h.Add("cold start, rolling: takes and releases", float64(r.did.moves()))
 		if run == 0 {
-			cold.allLive = did
+			cold.rolling = r.did
+			h.Note("Rolling cold start (simulated, %s, seed %d): stable %.0f s after the last start; most partition leases on "+
+				"one node %d, fewest %d (mean %.1f); %d takes and %d releases.", c, seed, r.took, r.most, r.fewest, r.mean,
+				r.did.takes, r.did.releases)
 		}
-		most, _, idle := s.spread()
-		if run == 0 {
-			atMost := 0
-			for _, n := range s.held() {
-				if n == most {
-					atMost++
-				}
+
+		s, r, err = simAllLive(seed, c)
+		if err != nil {
+			return cold, err
+		}
+		plans, planTime = plans+s.plans, planTime+s.planTime
+		idle := 0
+		for _, n := range s.heldBy() {
+			if n == 0 {
+				idle++
 			}
-			h.Note("Finding (simulated, %s): the share of every table is ceil(%d/%d) = %d and the rules bound each table "+
-				"separately, so nothing spreads the load across tables: after the cold start with all nodes live, %d nodes hold "+
-				"%d partition leases each and %d hold none, where an even spread is %.0f. A join leaves the shares as they "+
-				"are, so nothing is handed back and the joiner gets writer leases only; a crashed node's partitions go to the "+
-				"nodes that act first in the round after the expiry.", c, c.partitions, c.nodes, ceilDiv(c.partitions, c.nodes),
-				atMost, most, idle, float64(c.tables*c.partitions)/float64(c.nodes))
 		}
-		h.Add("cold start, all nodes live: rounds", float64(rounds))
-		h.Add("cold start, all nodes live: wall time", float64(rounds)*roundS)
-		h.Add("cold start, all nodes live: most partition leases on one node", float64(most))
-		h.Add("partition leases per node, even spread", float64(c.tables*c.partitions)/float64(c.nodes))
+		h.Add("cold start, all nodes live: rounds", float64(r.rounds))
+		h.Add("cold start, all nodes live: wall time", r.took)
+		h.Add("cold start, all nodes live: most partition leases on one node", float64(r.most))
+		h.Add("partition leases per node, even spread", even)
 		h.Add("cold start, all nodes live: nodes holding no partition", float64(idle))
-
-		joiner := simNodeID(c.nodes)
-		s.nodes = append(s.nodes, joiner)
-		rounds, _, err = s.converge(map[string]bool{joiner: true})
-		if err != nil {
-			return cold, fmt.Errorf("join: %w", err)
-		}
-		h.Add("join (one more node): rounds", float64(rounds))
-		h.Add("join: wall time", float64(rounds)*roundS)
+		h.Add("cold start, all nodes live: largest distance from the mean", r.off)
+		h.Add("cold start, all nodes live: longest unheld partition", r.unheld)
 		if run == 0 {
-			most, _, idle := s.spread()
-			h.Note("Join (simulated, %s): the joiner holds %d partition leases after convergence; most on one node %d, nodes holding none %d.",
-				c, s.held()[joiner], most, idle)
+			cold.allLive = r.did
 		}
 
-		victim := s.mostLoaded()
-		lost := s.held()[victim]
-		s.crash(victim)
-		rounds, _, err = s.converge(nil)
-		if err != nil {
-			return cold, fmt.Errorf("crash: %w", err)
-		}
-		h.Add("crash (the most loaded node): rounds after expiry", float64(rounds))
-		h.Add("crash: wall time", scaleTTL.Seconds()+float64(rounds)*roundS)
-		if run == 0 {
-			most, _, idle := s.spread()
-			h.Note("Crash (simulated): %s held %d partition leases; after convergence the most on one node is %d, nodes holding none %d.",
-				victim, lost, most, idle)
-		}
-
-		if run == 0 {
-			if cold.rolling, err = scaleRolling(h, c); err != nil {
+		if run == 0 { // about a minute: the hand-back takes about 50 rounds
+			o, r, err := simOutage(seed, c, false)
+			if err != nil {
 				return cold, err
 			}
+			plans, planTime = plans+o.plans, planTime+o.planTime
+			h.Add("cold start after an outage: rounds", float64(r.rounds))
+			h.Add("cold start after an outage: most partition leases on one node at any time", float64(r.peak))
 		}
-		h.Add("Plan per node per round", float64(s.planTime.Microseconds())/1e3/float64(s.plans))
+		o, r, err := simOutage(seed, c, true)
+		if err != nil {
+			return cold, err
+		}
+		plans, planTime = plans+o.plans, planTime+o.planTime
+		h.Add("cold start after an outage, Starting again: rounds", float64(r.rounds))
+		h.Add("cold start after an outage, Starting again: longest unheld partition", r.unheld)
+
+		joiner := simNodeID(c.nodes)
+		r, err = simJoin(s, joiner)
+		if err != nil {
+			return cold, err
+		}
+		h.Add("join (one more node): rounds", float64(r.rounds))
+		h.Add("join: wall time", r.took)
+		h.Add("join: partition leases that moved", float64(r.moved))
+		h.Add("join: partition leases the joiner should hold", float64(c.tables*c.partitions)/float64(c.nodes+1))
+		h.Add("join: partition leases of the joiner", float64(s.heldBy()[joiner]))
+		h.Add("join: longest unheld partition", r.unheld)
+		h.Add("join: largest distance from the mean", r.off)
+		if run == 0 {
+			h.Note("Join (simulated, %s, seed %d): stable %.0f s after the joiner's start; the joiner holds %d partition leases; "+
+				"most on one node %d, fewest %d (mean %.2f); %d takes, %d releases.", c, seed, r.took, s.heldBy()[joiner],
+				r.most, r.fewest, r.mean, r.did.takes, r.did.releases)
+		}
+
+		victim, lost, r, err := simCrash(s)
+		if err != nil {
+			return cold, err
+		}
+		plans, planTime = plans+s.plans, planTime+s.planTime
+		h.Add("crash (the most loaded node): rounds after expiry", float64(r.rounds))
+		h.Add("crash: wall time", r.took)
+		h.Add("crash: partition leases that moved", float64(r.moved))
+		h.Add("crash: longest unheld partition", r.unheld)
+		h.Add("crash: largest distance from the mean", r.off)
+		if run == 0 {
+			h.Note("Crash (simulated, seed %d): %s held %d partition leases; stable %.0f s after the crash; most on one node %d, "+
+				"fewest %d (mean %.2f); %d takes, %d releases.", seed, victim, lost, r.took, r.most, r.fewest, r.mean,
+				r.did.takes, r.did.releases)
+		}
+		h.Add("Plan per node per round", float64(planTime.Microseconds())/1e3/float64(plans))
 		h.Logf("simulation run %d took %v", run+1, time.Since(start).Round(time.Millisecond))
 	}
+	if !h.Quick {
+		h.Note("%s", scaleBefore)
+	}
 	return cold, nil
-}
-
-// scaleRolling simulates a cold start where the nodes start within one
-// round: in the first round each node sees as live only itself and the
-// nodes before it.
-func scaleRolling(h *H, c scaleShape) (simRound, error) {
-	s := newScaleSim(1, c.nodes, c.tables, c.partitions)
-	late := map[string]bool{}
-	for _, n := range s.nodes {
-		late[n] = true
-	}
-	did := s.round(late)
-	first, _, _ := s.spread()
-	rounds, rest, err := s.converge(nil)
-	if err != nil {
-		return did, fmt.Errorf("rolling cold start: %w", err)
-	}
-	rounds++ // the first round
-	did = did.add(rest)
-	most, _, idle := s.spread()
-	h.Add("cold start, rolling (nodes start within one round): rounds", float64(rounds))
-	h.Add("cold start, rolling: wall time", float64(rounds)*scaleRound.Seconds())
-	h.Add("cold start, rolling: most partition leases on one node after its first round", float64(first))
-	h.Note("Finding (simulated, %s): in a rolling cold start the first node to run a round sees itself alone, its share "+
-		"is every partition, and it takes %d partition leases; rule 3 then hands back one partition per table per round, "+
-		"so converging takes %d rounds (%v at lease_ttl 30 s), during which that node holds most partitions. "+
-		"A below (real nodes on Postgres, started within milliseconds) shows the same.", c, first, rounds,
-		time.Duration(rounds)*scaleRound)
-	h.Note("Rolling cold start (simulated, %s): after convergence the most partition leases on one node is %d, nodes holding none %d; "+
-		"%d take statements (%d lost a race) and %d releases.", c, most, idle, did.takes+did.failedTakes, did.failedTakes, did.releases)
-	return did, nil
 }

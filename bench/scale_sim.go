@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/minkhq/mink/cluster"
@@ -12,31 +12,78 @@ import (
 // This file is the simulation half of the scale scenario: the sharing
 // rounds of docs/design.md §3.3 for many nodes, driven through the real
 // cluster.Plan against an in-memory lease table that behaves like the
-// leases table (a take succeeds only while the lease is still free and
-// increments the epoch; a release only by the holder).
+// leases table (a take succeeds only while the lease is free and
+// increments the epoch; a release only by the holder; renewal extends the
+// expiry of the holder's leases).
 //
-// A simulated round is one lease_ttl/3 period: every live node plans once,
-// in a random order drawn afresh each round, from the table as it is when
-// its turn comes (a real round lasts milliseconds of a 10 s period, so a
-// node reads what the nodes before it in the period wrote).
+// Time is simulated in milliseconds. Each node runs a round every
+// lease_ttl/3 at its own phase (its first round, when it registers, plus
+// k × 10 s); a round is atomic at its instant (a real round lasts
+// milliseconds of a 10 s period): it upserts the node row, renews the
+// node's leases, reads the live nodes and the leases as they are at that
+// instant (free judged by the expiry), plans, releases, takes. A node is
+// Starting in the rounds of its first lease_ttl/3 after it registered, as
+// cluster.go says. A crashed node runs no more rounds; its row and leases
+// expire lease_ttl after its last round.
 
-// simMaxRounds bounds every convergence; reaching it is an error.
-const simMaxRounds = 400
+// simPeriod and simTTL are lease_ttl/3 and lease_ttl in milliseconds.
+const (
+	simTTL    = int64(scaleTTL / time.Millisecond)
+	simPeriod = int64(scaleRound / time.Millisecond)
+)
 
-// scaleSim is a simulated cluster: live indexing nodes and the lease table.
+// simMaxTime bounds every scenario (simulated); reaching it is an error.
+const simMaxTime = 2000 * simPeriod
+
+// simMember is a node of the simulated cluster.
+type simMember struct {
+	id string
+	// first is the time of its first round (registration); next of its
+	// next round, -1 once crashed.
+	first, next int64
+	// rowExpires is the expiry of its node row, -1 before it registered.
+	rowExpires int64
+	// starting is false for a node that was registered long before the
+	// simulated time starts (its first lease_ttl/3 is over).
+	starting bool
+}
+
+// scaleSim is a simulated cluster: the nodes and the lease table.
 type scaleSim struct {
-	rng    *rand.Rand
-	nodes  []string // live indexing nodes
-	leases []cluster.LeaseState
-	index  map[string]int // scope → position in leases
-	parts  map[int64]int  // partition count per table id
+	rng     *rand.Rand
+	now     int64
+	members []*simMember
+	leases  []cluster.LeaseState
+	expires []int64        // per lease, like leases
+	index   map[string]int // scope → position in leases
+	parts   map[int64]int  // partition count per table id
+
+	// unheldSince is, per lease, the time since which no running node
+	// holds it (free, or held by a crashed node), -1 while one does.
+	unheldSince []int64
+	// from is the time of the scenario's event: unheld times are counted
+	// from it; maxUnheld is the longest so far (partition leases).
+	from, maxUnheld int64
+	// lastMove is the time of the last take or release; did counts what
+	// the rounds since the event did, movedRounds its node rounds up to
+	// the last move.
+	lastMove    int64
+	did         simRound
+	movedRounds int
+	partTakes   int // takes of partition leases since the event
+	// unheldCount is the number of unheld partition leases; allHeld the
+	// first time since the event that it was 0 (-1: not yet).
+	unheldCount int
+	allHeld     int64
+	count       map[string]int // partition leases per holder
+	peak        int            // most partition leases on one node since the event
 
 	// planTime and plans add up the CPU time spent in cluster.Plan.
 	planTime time.Duration
 	plans    int
 }
 
-// simRound is what one round, or several, did.
+// simRound is what rounds did.
 type simRound struct {
 	// takes and failedTakes count the take statements that took a lease
 	// and those that found it taken; releases the release statements.
@@ -45,23 +92,15 @@ type simRound struct {
 	nodeRounds int
 }
 
-func (r simRound) active() bool { return r.takes+r.failedTakes+r.releases > 0 }
-
-func (r simRound) add(o simRound) simRound {
-	return simRound{r.takes + o.takes, r.failedTakes + o.failedTakes, r.releases + o.releases, r.nodeRounds + o.nodeRounds}
-}
-
 // moves counts the take and release statements.
 func (r simRound) moves() int { return r.takes + r.failedTakes + r.releases }
 
-// newScaleSim returns a cluster of nodes (ids node-000, node-001, …) and
-// tables × partitions partition leases plus one writer lease per table,
-// every lease free (never taken: a cold start).
-func newScaleSim(seed uint64, nodes, tables, partitions int) *scaleSim {
-	s := &scaleSim{rng: rand.New(rand.NewPCG(seed, 0x5ca1e)), index: map[string]int{}, parts: map[int64]int{}}
-	for i := range nodes {
-		s.nodes = append(s.nodes, simNodeID(i))
-	}
+// newScaleSim returns a cluster without nodes and with tables ×
+// partitions partition leases plus one writer lease per table, every
+// lease free (never taken: a cold start).
+func newScaleSim(seed uint64, tables, partitions int) *scaleSim {
+	s := &scaleSim{rng: rand.New(rand.NewPCG(seed, 0x5ca1e)), index: map[string]int{}, parts: map[int64]int{},
+		count: map[string]int{}}
 	for t := 1; t <= tables; t++ {
 		id := int64(t)
 		s.parts[id] = partitions
@@ -74,8 +113,13 @@ func newScaleSim(seed uint64, nodes, tables, partitions int) *scaleSim {
 	}
 	// The database returns rows in no particular order that Plan may rely on.
 	s.rng.Shuffle(len(s.leases), func(i, j int) { s.leases[i], s.leases[j] = s.leases[j], s.leases[i] })
+	s.expires = make([]int64, len(s.leases))
+	s.unheldSince = make([]int64, len(s.leases)) // unheld since 0
 	for i, l := range s.leases {
 		s.index[l.Scope] = i
+		if l.Kind == cluster.KindPartition {
+			s.unheldCount++
+		}
 	}
 	return s
 }
@@ -84,94 +128,258 @@ func simNodeID(i int) string { return fmt.Sprintf("node-%03d", i) }
 
 var simRoles = []string{cluster.RoleIndexer, cluster.RoleServer}
 
-// act lets node n plan from the table as it is now, seeing visible as the
-// live nodes, and applies its releases then its takes.
-func (s *scaleSim) act(n string, visible []cluster.Node, r *simRound) {
-	// Plan does not modify the leases it is given, so the table is passed
-	// without a copy.
-	start := time.Now()
-	a := cluster.Plan(cluster.State{Me: n, Roles: simRoles, Nodes: visible, Leases: s.leases})
-	s.planTime += time.Since(start)
-	s.plans++
-	for _, sc := range a.Release {
-		l := &s.leases[s.index[sc]]
-		if l.Free || l.Holder != n {
-			panic("bench: scale: " + n + " releases " + sc + " it does not hold")
-		}
-		l.Holder, l.Free = "", true
-		r.releases++
+// add adds a node whose first round is at first. A live node's row is
+// live from the start (it registered before); a starting one is Starting
+// in the rounds of its first lease_ttl/3 after it registers.
+func (s *scaleSim) add(id string, first int64, live, starting bool) {
+	m := &simMember{id: id, first: first, next: first, rowExpires: -1, starting: starting}
+	if live {
+		m.rowExpires = first + simTTL
 	}
-	for _, sc := range a.Take {
-		l := &s.leases[s.index[sc]]
-		if !l.Free {
-			r.failedTakes++ // taken since this node read it (not with fresh reads)
-			continue
-		}
-		l.Holder, l.Free = n, false
-		l.Epoch++
-		r.takes++
+	s.members = append(s.members, m)
+}
+
+// event marks the scenario's event at the current time: the counters and
+// the longest unheld time start again from it.
+func (s *scaleSim) event(at int64) {
+	s.from, s.maxUnheld, s.did, s.lastMove, s.movedRounds = at, 0, simRound{}, at, 0
+	s.allHeld, s.peak, s.partTakes = -1, 0, 0
+	if s.unheldCount == 0 {
+		s.allHeld = at
 	}
 }
 
-// round runs one period: every live node acts once, in a random order.
-// A node in late joins the live set when it acts (it registers at the
-// start of its first round), so the nodes before it in this round do not
-// see it yet; nodes not in late are live from the start.
-func (s *scaleSim) round(late map[string]bool) simRound {
-	var r simRound
-	var visible []cluster.Node
-	for _, n := range s.nodes {
-		if !late[n] {
-			visible = append(visible, cluster.Node{ID: n, Roles: simRoles})
+// live returns the nodes whose rows have not expired at the current time.
+func (s *scaleSim) live() []string {
+	var ids []string
+	for _, m := range s.members {
+		if m.rowExpires > s.now {
+			ids = append(ids, m.id)
 		}
 	}
-	for _, i := range s.rng.Perm(len(s.nodes)) {
-		n := s.nodes[i]
-		if late[n] {
-			visible = append(visible, cluster.Node{ID: n, Roles: simRoles})
-			delete(late, n)
+	return ids
+}
+
+// running returns the nodes that have not crashed.
+func (s *scaleSim) running() []*simMember {
+	var ms []*simMember
+	for _, m := range s.members {
+		if m.next >= 0 {
+			ms = append(ms, m)
 		}
-		s.act(n, visible, &r)
-		r.nodeRounds++
+	}
+	return ms
+}
+
+// unheld starts lease i's unheld time at the current time.
+func (s *scaleSim) unheld(i int) {
+	if s.unheldSince[i] < 0 && s.leases[i].Kind == cluster.KindPartition {
+		s.unheldCount++
+	}
+	s.unheldSince[i] = s.now
+}
+
+// held ends lease i's unheld time at the current time.
+func (s *scaleSim) held(i int) {
+	if s.unheldSince[i] >= 0 && s.leases[i].Kind == cluster.KindPartition {
+		s.maxUnheld = max(s.maxUnheld, s.now-max(s.unheldSince[i], s.from))
+		s.unheldCount--
+		if s.unheldCount == 0 && s.allHeld < 0 {
+			s.allHeld = s.now
+		}
+	}
+	s.unheldSince[i] = -1
+}
+
+// longestUnheld returns the longest unheld time since the event, counting
+// the leases still unheld up to now.
+func (s *scaleSim) longestUnheld() int64 {
+	longest := s.maxUnheld
+	for i, since := range s.unheldSince {
+		if since >= 0 && s.leases[i].Kind == cluster.KindPartition {
+			longest = max(longest, s.now-max(since, s.from))
+		}
+	}
+	return longest
+}
+
+// step runs the next round of any node (the earliest; ties: the first
+// added) and returns it, or nil when no node runs rounds.
+func (s *scaleSim) step() *simMember {
+	var m *simMember
+	for _, c := range s.members {
+		if c.next >= 0 && (m == nil || c.next < m.next) {
+			m = c
+		}
+	}
+	if m == nil {
+		return nil
+	}
+	s.now = m.next
+	s.round(m)
+	m.next = s.now + simPeriod
+	return m
+}
+
+// round is one round of m at the current time.
+func (s *scaleSim) round(m *simMember) {
+	t := s.now
+	if m.rowExpires < 0 {
+		m.first = t
+	}
+	m.rowExpires = t + simTTL
+	for i := range s.leases {
+		l := &s.leases[i]
+		l.Free = l.Holder == "" || s.expires[i] < t
+		if !l.Free && l.Holder == m.id {
+			s.expires[i] = t + simTTL
+		}
+	}
+	st := cluster.State{Me: m.id, Roles: simRoles, Leases: s.leases,
+		Starting: m.starting && t < m.first+simPeriod}
+	for _, id := range s.live() {
+		st.Nodes = append(st.Nodes, cluster.Node{ID: id, Roles: simRoles})
+	}
+	// Plan does not modify the leases it is given: no copy.
+	start := time.Now()
+	a := cluster.Plan(st)
+	s.planTime += time.Since(start)
+	s.plans++
+	s.did.nodeRounds++
+	for _, sc := range a.Release {
+		i := s.index[sc]
+		l := &s.leases[i]
+		if l.Free || l.Holder != m.id {
+			panic("bench: scale: " + m.id + " releases " + sc + " it does not hold")
+		}
+		l.Holder, l.Free = "", true
+		s.did.releases++
+		s.lastMove = t
+		if l.Kind == cluster.KindPartition {
+			s.unheld(i)
+			s.count[m.id]--
+		}
+	}
+	for _, sc := range a.Take {
+		i := s.index[sc]
+		l := &s.leases[i]
+		if !l.Free {
+			s.did.failedTakes++ // not with atomic rounds; counted if it happens
+			continue
+		}
+		if l.Kind == cluster.KindPartition && l.Holder != "" {
+			s.count[l.Holder]-- // an expired holding
+		}
+		l.Holder, l.Free, s.expires[i] = m.id, false, t+simTTL
+		l.Epoch++
+		s.did.takes++
+		s.lastMove = t
+		if l.Kind == cluster.KindPartition {
+			s.held(i)
+			s.count[m.id]++
+			s.partTakes++
+		}
+	}
+	if len(a.Take)+len(a.Release) > 0 {
+		s.movedRounds = s.did.nodeRounds
+	}
+	s.peak = max(s.peak, s.count[m.id])
+}
+
+// crash stops m right after its last round: it runs no more rounds, and
+// its row and leases expire lease_ttl after that round.
+func (s *scaleSim) crash(m *simMember) {
+	m.next = -1
+	for i, l := range s.leases {
+		if l.Holder == m.id && !l.Free {
+			s.unheld(i)
+		}
+	}
+}
+
+// settle runs rounds until the cluster is stable: no node is Starting, no
+// row or lease of a crashed node is still to expire, and nothing moved
+// for a whole period (every running node planned on the same table and
+// did nothing, so nothing will move until the membership changes). It
+// returns the time of the last move.
+func (s *scaleSim) settle() (int64, error) {
+	quiet := func() bool {
+		// calm is when the last thing that makes nodes act happened: a
+		// move, the end of a node's Starting, a crashed node's expiry.
+		calm := s.lastMove
+		for _, m := range s.members {
+			switch {
+			case m.next >= 0 && m.rowExpires < 0:
+				return false // not registered yet
+			case m.next >= 0 && m.starting:
+				calm = max(calm, m.first+simPeriod)
+			case m.next < 0:
+				calm = max(calm, m.rowExpires)
+			}
+		}
+		return s.now-calm > simPeriod
+	}
+	for !quiet() {
+		if s.now > simMaxTime {
+			return 0, fmt.Errorf("scale: no stable state after %v simulated", time.Duration(s.now)*time.Millisecond)
+		}
+		if s.step() == nil {
+			return 0, fmt.Errorf("scale: no node runs rounds")
+		}
+	}
+	return s.lastMove, s.check()
+}
+
+// simResult is one scenario's outcome.
+type simResult struct {
+	// rounds is the time from the event to the last move in periods,
+	// rounded up, and took that time in seconds; unheld the longest
+	// unheld time of a partition lease since the event, and allHeld the
+	// time from the event until every partition was held, in seconds.
+	rounds                int
+	took, unheld, allHeld float64
+	// did is what the rounds since the event did, up to the last move;
+	// moved counts its takes of partition leases.
+	did   simRound
+	moved int
+	// peak is the most partition leases one node held at any time since
+	// the event.
+	peak int
+	// most, fewest are the partition leases on the most and the least
+	// loaded node; mean is all partitions / live nodes; off is the
+	// largest distance of a node's count from the mean.
+	most, fewest int
+	mean, off    float64
+}
+
+// result sums up the scenario since the event, the cluster being stable.
+func (s *scaleSim) result(last int64) simResult {
+	r := simResult{rounds: int(math.Ceil(float64(last-s.from) / float64(simPeriod))),
+		took: float64(last-s.from) / 1e3, unheld: float64(s.longestUnheld()) / 1e3,
+		allHeld: float64(s.allHeld-s.from) / 1e3, did: s.did, moved: s.partTakes, peak: s.peak}
+	r.did.nodeRounds = s.movedRounds
+	held := s.heldBy()
+	total := 0
+	for _, c := range s.parts {
+		total += c
+	}
+	r.mean = float64(total) / float64(len(held))
+	r.fewest = -1
+	for _, c := range held {
+		r.most = max(r.most, c)
+		if r.fewest < 0 || c < r.fewest {
+			r.fewest = c
+		}
+		r.off = max(r.off, math.Abs(float64(c)-r.mean))
 	}
 	return r
 }
 
-// converge runs rounds until one does nothing and returns the number of
-// rounds up to the last one that did something, and what they did. late
-// is as for round, for the first round; that round does not end the
-// convergence even if it does nothing (the nodes that acted before a late
-// node did not see it).
-func (s *scaleSim) converge(late map[string]bool) (int, simRound, error) {
-	var sum simRound
-	for r := 1; r <= simMaxRounds; r++ {
-		partial := len(late) > 0
-		rr := s.round(late)
-		if !rr.active() && !partial {
-			return r - 1, sum, s.check()
-		}
-		sum = sum.add(rr)
-	}
-	return 0, sum, fmt.Errorf("scale: no convergence after %d rounds", simMaxRounds)
-}
-
-// crash removes node n from the live set with its leases expired, as the
-// others see it lease_ttl after its last round: the holder column still
-// names it but every lease is free.
-func (s *scaleSim) crash(n string) {
-	s.nodes = slices.DeleteFunc(s.nodes, func(m string) bool { return m == n })
-	for i := range s.leases {
-		if s.leases[i].Holder == n {
-			s.leases[i].Free = true
-		}
-	}
-}
-
-// held returns the partition leases each live node holds.
-func (s *scaleSim) held() map[string]int {
-	out := make(map[string]int, len(s.nodes))
-	for _, n := range s.nodes {
-		out[n] = 0
+// heldBy returns the partition leases each running node holds.
+func (s *scaleSim) heldBy() map[string]int {
+	out := map[string]int{}
+	for _, m := range s.running() {
+		out[m.id] = 0
 	}
 	for _, l := range s.leases {
 		if l.Kind == cluster.KindPartition && !l.Free {
@@ -181,40 +389,43 @@ func (s *scaleSim) held() map[string]int {
 	return out
 }
 
-// spread returns the most and the fewest partition leases a live node
-// holds, and how many live nodes hold none.
-func (s *scaleSim) spread() (most, fewest, idle int) {
-	fewest = -1
-	for _, c := range s.held() {
-		most = max(most, c)
-		if fewest < 0 || c < fewest {
-			fewest = c
-		}
-		if c == 0 {
-			idle++
+// mostLoaded returns the running node holding the most partition leases
+// (ties: the first added).
+func (s *scaleSim) mostLoaded() *simMember {
+	held := s.heldBy()
+	var best *simMember
+	for _, m := range s.running() {
+		if best == nil || held[m.id] > held[best.id] {
+			best = m
 		}
 	}
-	return most, fewest, idle
+	return best
 }
 
-// check verifies the converged state of docs/design.md §3.3: every partition is
-// held by a live node, no node holds more than the share of a table, and
-// each table's writer lease is held by the live node that prefers it most.
+// check verifies the stable state of docs/design.md §3.3: every lease is
+// held by a running node, no node holds more than the share of a table,
+// and each table's writer lease is held by the live node that prefers it
+// most. Balance is measured, not checked (the rules before issue 14 did
+// not balance).
 func (s *scaleSim) check() error {
-	live := map[string]bool{}
-	for _, n := range s.nodes {
-		live[n] = true
+	var live []string
+	for _, m := range s.running() {
+		live = append(live, m.id)
+	}
+	isLive := map[string]bool{}
+	for _, id := range live {
+		isLive[id] = true
 	}
 	perTable := map[string]map[int64]int{}
 	for _, l := range s.leases {
 		if l.Free {
-			return fmt.Errorf("scale: converged with %s free", l.Scope)
+			return fmt.Errorf("scale: stable with %s free", l.Scope)
 		}
-		if !live[l.Holder] {
-			return fmt.Errorf("scale: %s held by %s, not live", l.Scope, l.Holder)
+		if !isLive[l.Holder] {
+			return fmt.Errorf("scale: %s held by %s, not running", l.Scope, l.Holder)
 		}
 		if l.Kind == cluster.KindWriter {
-			if top := topOf(s.nodes, l.Scope); l.Holder != top {
+			if top := topOf(live, l.Scope); l.Holder != top {
 				return fmt.Errorf("scale: writer %s held by %s, not by the top node %s", l.Scope, l.Holder, top)
 			}
 			continue
@@ -226,7 +437,7 @@ func (s *scaleSim) check() error {
 	}
 	for n, byTable := range perTable {
 		for id, c := range byTable {
-			if sh := ceilDiv(s.parts[id], len(s.nodes)); c > sh {
+			if sh := ceilDiv(s.parts[id], len(live)); c > sh {
 				return fmt.Errorf("scale: %s holds %d partitions of table %d, above the share %d", n, c, id, sh)
 			}
 		}
@@ -249,15 +460,89 @@ func topOf(nodes []string, scope string) string {
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
-// mostLoaded returns the live node holding the most partition leases
-// (ties: the smaller id).
-func (s *scaleSim) mostLoaded() string {
-	held := s.held()
-	best := ""
-	for _, n := range s.nodes {
-		if best == "" || held[n] > held[best] {
-			best = n
-		}
+// The scenarios. Each returns its result; the cluster stays as it ends.
+
+// simRolling: every lease free, node i starts (its first round) at i
+// seconds, Starting for its first lease_ttl/3. The event is the last
+// node's start.
+func simRolling(seed uint64, c scaleShape) (*scaleSim, simResult, error) {
+	s := newScaleSim(seed, c.tables, c.partitions)
+	for i := range c.nodes {
+		s.add(simNodeID(i), int64(i)*1000, false, true)
 	}
-	return best
+	s.event(int64(c.nodes-1) * 1000)
+	last, err := s.settle()
+	if err != nil {
+		return s, simResult{}, fmt.Errorf("rolling cold start: %w", err)
+	}
+	return s, s.result(last), nil
+}
+
+// simAllLive: every lease free, every node row live from the start and no
+// node Starting (nodes that were running when, say, Postgres went away),
+// each node's round at a random phase.
+func simAllLive(seed uint64, c scaleShape) (*scaleSim, simResult, error) {
+	s := newScaleSim(seed, c.tables, c.partitions)
+	for i := range c.nodes {
+		s.add(simNodeID(i), s.rng.Int64N(simPeriod), true, false)
+	}
+	s.event(0)
+	last, err := s.settle()
+	if err != nil {
+		return s, simResult{}, fmt.Errorf("cold start, all live: %w", err)
+	}
+	return s, s.result(last), nil
+}
+
+// simOutage: every lease free and every node row expired (Postgres back
+// after an outage longer than lease_ttl), each node's next round at a
+// random phase, where it registers again. starting says whether a node
+// that registers again is Starting (cluster.go sets Starting only in the
+// first lease_ttl/3 after the process's first registration).
+func simOutage(seed uint64, c scaleShape, starting bool) (*scaleSim, simResult, error) {
+	s := newScaleSim(seed, c.tables, c.partitions)
+	for i := range c.nodes {
+		s.add(simNodeID(i), s.rng.Int64N(simPeriod), false, starting)
+	}
+	s.event(0)
+	last, err := s.settle()
+	if err != nil {
+		return s, simResult{}, fmt.Errorf("cold start after an outage: %w", err)
+	}
+	return s, s.result(last), nil
+}
+
+// simJoin adds one node to a stable cluster at a random time within the
+// next period; it is Starting for its first lease_ttl/3.
+func simJoin(s *scaleSim, id string) (simResult, error) {
+	at := s.now + 1 + s.rng.Int64N(simPeriod)
+	s.add(id, at, false, true)
+	for s.now < at {
+		s.step()
+	}
+	s.event(at)
+	last, err := s.settle()
+	if err != nil {
+		return simResult{}, fmt.Errorf("join: %w", err)
+	}
+	return s.result(last), nil
+}
+
+// simCrash crashes the most loaded node of a stable cluster right after
+// one of its rounds (the worst case: its leases expire a whole lease_ttl
+// later). The event is the crash; rounds are counted from the expiry.
+func simCrash(s *scaleSim) (victim string, lost int, r simResult, err error) {
+	m := s.mostLoaded()
+	for s.step() != m {
+	}
+	victim, lost = m.id, s.heldBy()[m.id]
+	s.crash(m)
+	s.event(s.now)
+	last, err := s.settle()
+	if err != nil {
+		return victim, lost, r, fmt.Errorf("crash: %w", err)
+	}
+	r = s.result(last)
+	r.rounds = max(0, int(math.Ceil(float64(last-m.rowExpires)/float64(simPeriod))))
+	return victim, lost, r, nil
 }

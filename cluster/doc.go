@@ -40,6 +40,16 @@
 // node, so the nodes agree without talking to each other. A node without
 // the indexer role holds nothing.
 //
+// The share is applied as a per-node, per-table bound that is never above
+// it (docs/design.md §7.1): without a binding cap the bounds of a table add
+// up to its partitions and a node's to floor or ceil(all partitions /
+// nodes), so the load is balanced across tables, not only within each; the
+// extra partitions of each table are dealt by preference with a quota per
+// node, so a join or a crash moves few leases. In its first lease_ttl/3
+// after it registered a node is Starting and takes nothing (§7.15): in a
+// rolling cold start the first node would otherwise take every lease and
+// hand them back one per table per round.
+//
 // # When rounds run
 //
 // A round runs when the node starts, then every lease_ttl/3, and also at

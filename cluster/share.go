@@ -82,21 +82,21 @@ type Actions struct {
 //     tables (0 = no cap).
 //
 // A node without the indexer role takes nothing and releases every lease
-// it holds.
+// it holds. A node that is Starting takes nothing (partition or writer
+// leases) and releases as usual.
 //
-// Rule 5 needs one refinement to keep the promise that every partition is
-// held whenever the caps allow it. With caps, nodes that reached their cap
-// with partitions of some tables can leave another table's free partition
-// to nodes that already hold their share of it: with 2 nodes capped at 2
-// and tables A (2 partitions), B and C (1 each), X may hold B and C, Y one
-// partition of A; the other partition of A then waits forever. So when the
-// cap binds (0 < max_partitions < the sum of all shares), the share of a
-// table is narrowed, per node, to a bound: every node computes the same
-// bounds for every node by filling the caps table by table, each partition
-// going to the node with the most room left (see bounds). Below its bound
-// a node takes; above it, it releases one per table per round, exactly as
-// rules 2 and 3 say for the share. Without a binding cap the bound is the
-// share and the rules are the seed's, word for word.
+// Rules 2 and 3 are applied to a per-node, per-table bound that is never
+// above the share (docs/design.md §7.1), computed identically by every node
+// from the live indexing nodes and the tables (see bounds). Without a
+// binding cap the bounds balance the load across tables, every node within
+// one lease of the mean: the shares alone bound each table separately, and
+// with 100 nodes and 200 tables of 50 partitions (every share 1) 50 nodes
+// held 200 leases while 50 held none. With a binding cap they keep every
+// partition held whenever the caps allow it: with 2 nodes capped at 2 and
+// tables A (2 partitions), B and C (1 each), the shares alone let X hold B
+// and C and Y one partition of A, and the other partition of A waited
+// forever. Below its bound a node takes; above it, it releases one per
+// table per round, exactly as rules 2 and 3 say for the share.
 func Plan(s State) Actions {
 	var a Actions
 	if !slices.Contains(s.Roles, RoleIndexer) {
@@ -127,12 +127,17 @@ func Plan(s State) Actions {
 	}
 	// Rule 2 (and 5): below the bound, take free ones, most preferred first.
 	// Room is counted before this round's releases take effect, so the cap
-	// holds even if a release fails.
+	// holds even if a release fails. A Starting node has not seen its
+	// peers yet: what it took with the bounds of a smaller cluster it
+	// would hand back one per table per round.
 	room := -1 // no cap
 	if s.MaxPartitions > 0 {
 		room = max(0, s.MaxPartitions-total)
 	}
 	for i, t := range tables {
+		if s.Starting {
+			break
+		}
 		mine := 0
 		for _, l := range t.partitions {
 			if l.held(s.Me) {
@@ -159,7 +164,7 @@ func Plan(s State) Actions {
 		for _, w := range t.writers {
 			top := topNode(indexers, w.Scope)
 			switch {
-			case top == s.Me && w.Free:
+			case top == s.Me && w.Free && !s.Starting:
 				a.Take = append(a.Take, w.Scope)
 			case top != s.Me && w.held(s.Me):
 				a.Release = append(a.Release, w.Scope)
@@ -215,33 +220,31 @@ func tablesOf(leases []LeaseState) []table {
 func share(p, n int) int { return (p + n - 1) / n }
 
 // bounds returns, for every indexing node, the number of partition leases
-// of each table (indexed like tables) it may hold. Without a binding cap
-// that is the share (rule 1). With one, each node's bounds add up to at most
-// maxPartitions, no bound exceeds the share, and a table's bounds add up to
-// its partition count whenever the caps together allow it, so no partition
-// waits for a node that may not take it.
+// of each table (indexed like tables) it may hold. No bound exceeds the
+// table's share (rule 1), and every node computes the same bounds from the
+// same membership and tables.
 //
-// The bounds are filled table by table, each partition going to the node
+// Without a binding cap (maxPartitions 0, or at least ceil(all partitions
+// / nodes)) the bounds are balanced (see balanced): a table's bounds add up
+// to its partition count and each node's to the floor or the ceiling of
+// all partitions / nodes, so every node is within one lease of the mean.
+//
+// With a binding cap, each node's bounds add up to at most maxPartitions
+// and a table's bounds add up to its partition count whenever the caps
+// together allow it, so no partition waits for a node that may not take
+// it. They are filled table by table, each partition going to the node
 // with the most room left (ties: the node preferring the table's id most).
 // Keeping the room as even as possible is what lets every later table find
 // enough distinct nodes for its partitions. Room left over is then spread
 // up to the share, so that a node keeps what it holds where the caps allow.
-// Every node computes the same bounds from the same membership.
 func bounds(tables []table, indexers []string, maxPartitions int) map[string][]int {
 	out := make(map[string][]int, len(indexers))
-	sum := 0
+	total := 0
 	for _, t := range tables {
-		sum += share(len(t.partitions), len(indexers))
+		total += len(t.partitions)
 	}
-	if maxPartitions <= 0 || maxPartitions >= sum {
-		for _, n := range indexers {
-			b := make([]int, len(tables))
-			for i, t := range tables {
-				b[i] = share(len(t.partitions), len(indexers))
-			}
-			out[n] = b
-		}
-		return out
+	if maxPartitions <= 0 || maxPartitions >= share(total, len(indexers)) {
+		return balanced(tables, indexers)
 	}
 	room := make(map[string]int, len(indexers))
 	for _, n := range indexers {
@@ -273,6 +276,114 @@ func bounds(tables []table, indexers []string, maxPartitions int) map[string][]i
 			add := min(share(len(t.partitions), len(indexers))-out[n][i], room[n])
 			out[n][i] += add
 			room[n] -= add
+		}
+	}
+	return out
+}
+
+// balanced returns bounds that add up to each table's partition count and,
+// per node, to floor or ceil(all partitions / nodes). Each table gives every
+// node q = p div n partitions; its r = p mod n extra ones go to r distinct
+// nodes, at most one each, so no bound is above ceil(p / n), the share.
+//
+// The extras are dealt like rendezvous hashing with a quota: with E extras
+// in all, every node may hold c = E div n of them and the first E mod n
+// nodes to reach c one more. All (table, node) pairs are taken in the order
+// of the node's preference for the table's id, highest first; a pair gets
+// an extra while the table still needs one and the node has room. A node
+// that joins or leaves thus moves mainly the extras of the pairs it ranks
+// high in, rather than reshuffling every table: a join at 100 nodes and
+// 10,000 partitions moves about 155 leases (99 must move), where dealing
+// the extras table by table to the nodes with the fewest so far moved about
+// 2,900 (bench/RESULTS.md, "scale"). When the pairs run out with a table t
+// still short, every node u with room already has an extra of t; then a
+// full node v without one takes t and hands u one of its extras that u
+// lacks. Such an extra exists: u holds t, v does not, and u holds no more
+// extras than v.
+func balanced(tables []table, indexers []string) map[string][]int {
+	n := len(indexers)
+	out := make(map[string][]int, n)
+	for _, id := range indexers {
+		out[id] = make([]int, len(tables))
+	}
+	need := make([]int, len(tables)) // extras each table still has to give
+	extras := 0
+	type pair struct {
+		table, node int
+		pref        uint64
+	}
+	var pairs []pair
+	for i, t := range tables {
+		p := len(t.partitions)
+		for _, id := range indexers {
+			out[id][i] = p / n
+		}
+		need[i] = p % n
+		extras += need[i]
+		if need[i] == 0 {
+			continue
+		}
+		key := strconv.FormatInt(t.id, 10)
+		for j, id := range indexers {
+			pairs = append(pairs, pair{i, j, Preference(id, key)})
+		}
+	}
+	if extras == 0 {
+		return out
+	}
+	slices.SortFunc(pairs, func(a, b pair) int {
+		if c := cmp.Compare(b.pref, a.pref); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(indexers[a.node], indexers[b.node]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.table, b.table)
+	})
+	// has[j][i]: node j holds an extra of table i.
+	has := make([][]bool, n)
+	for j := range has {
+		has[j] = make([]bool, len(tables))
+	}
+	load := make([]int, n)
+	quota, over := extras/n, extras%n // over: nodes that may hold quota+1
+	room := func(j int) bool { return load[j] < quota || (load[j] == quota && over > 0) }
+	give := func(i, j int) {
+		if load[j] == quota {
+			over--
+		}
+		has[j][i] = true
+		load[j]++
+		need[i]--
+		out[indexers[j]][i]++
+	}
+	for _, pr := range pairs {
+		if need[pr.table] > 0 && room(pr.node) {
+			give(pr.table, pr.node)
+		}
+	}
+	for i := range tables {
+		for need[i] > 0 {
+			u, v := -1, -1 // u has room (and an extra of i), v none of i
+			for j := range indexers {
+				if u < 0 && room(j) {
+					u = j
+				}
+				if v < 0 && !has[j][i] {
+					v = j
+				}
+			}
+			k := 0
+			for !has[v][k] || has[u][k] {
+				k++
+			}
+			// v hands its extra of table k to u and takes one of table i.
+			has[v][k], has[v][i] = false, true
+			out[indexers[v]][k]--
+			out[indexers[v]][i]++
+			need[i]--
+			need[k]++
+			give(k, u)
 		}
 	}
 	return out

@@ -30,6 +30,8 @@ func TestPreferencePinned(t *testing.T) {
 type simNode struct {
 	id    string
 	roles []string
+	// starting makes the node plan with State.Starting.
+	starting bool
 }
 
 func (n simNode) indexer() bool { return slices.Contains(n.roles, RoleIndexer) }
@@ -67,7 +69,7 @@ func newSim(t *testing.T, rng *rand.Rand, partitions []int, cap int) *sim {
 func (s *sim) add(l LeaseState) { s.leases = append(s.leases, l) }
 
 func (s *sim) state(n simNode) State {
-	st := State{Me: n.id, Roles: n.roles, Leases: slices.Clone(s.leases), MaxPartitions: s.cap}
+	st := State{Me: n.id, Roles: n.roles, Leases: slices.Clone(s.leases), MaxPartitions: s.cap, Starting: n.starting}
 	for _, m := range s.nodes {
 		st.Nodes = append(st.Nodes, Node{ID: m.id, Roles: m.roles})
 	}
@@ -195,17 +197,32 @@ func (s *sim) check() {
 	} else {
 		require.Equal(t, s.cap*len(indexers), held, "as many partitions held as the caps allow")
 	}
+	// Without a binding cap, the load is balanced across tables: every
+	// indexing node holds within one lease of the mean.
+	if s.cap == 0 || s.cap >= share(total, len(indexers)) {
+		mean := float64(total) / float64(len(indexers))
+		for _, n := range indexers {
+			require.InDelta(t, mean, float64(heldTotal[n]), 1, "%s holds %d partition leases, the mean is %.2f (%d nodes, tables %v)",
+				n, heldTotal[n], mean, len(indexers), perTable)
+		}
+	}
 }
 
-// randomCluster draws a membership, tables and a cap.
+// randomCluster draws a membership, tables and a cap. Half the clusters
+// have many small tables, most with fewer partitions than there are nodes.
 func randomCluster(t *testing.T, rng *rand.Rand) *sim {
 	parts := make([]int, 1+rng.IntN(6))
+	most := 40
+	if rng.IntN(2) == 0 {
+		parts = make([]int, 1+rng.IntN(30))
+		most = 8
+	}
 	for i := range parts {
-		parts[i] = 1 + rng.IntN(40)
+		parts[i] = 1 + rng.IntN(most)
 	}
 	cap := 0
 	if rng.IntN(2) == 0 {
-		cap = 1 + rng.IntN(10)
+		cap = 1 + rng.IntN(30)
 	}
 	s := newSim(t, rng, parts, cap)
 	nodes := 1 + rng.IntN(12)
@@ -283,10 +300,10 @@ func TestPlanJoinHandsBackOnePerRound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	s := newSim(t, rng, []int{10, 10, 10}, 0)
 	both := []string{RoleIndexer, RoleServer}
-	s.nodes = []simNode{{"a", both}, {"b", both}}
+	s.nodes = []simNode{{id: "a", roles: both}, {id: "b", roles: both}}
 	s.converge()
 	s.check()
-	s.nodes = append(s.nodes, simNode{"c", both})
+	s.nodes = append(s.nodes, simNode{id: "c", roles: both})
 	rounds := s.converge()
 	s.check()
 	require.GreaterOrEqual(t, rounds, 2, "the hand-back takes rounds")
@@ -346,8 +363,110 @@ func TestPlanWriterTopReleases(t *testing.T) {
 func TestPlanCapDoesNotStrand(t *testing.T) {
 	forSeeds(t, 50, 3, func(t *testing.T, rng *rand.Rand) {
 		s := newSim(t, rng, []int{2, 1, 1}, 2)
-		s.nodes = []simNode{{"x", []string{RoleIndexer}}, {"y", []string{RoleIndexer}}}
+		s.nodes = []simNode{{id: "x", roles: []string{RoleIndexer}}, {id: "y", roles: []string{RoleIndexer}}}
 		s.converge()
 		s.check()
+	})
+}
+
+// TestPlanStartingTakesNothing: a Starting node takes neither partition
+// nor writer leases, and still releases above its bound.
+func TestPlanStartingTakesNothing(t *testing.T) {
+	both := []string{RoleIndexer, RoleServer}
+	nodes := []Node{{ID: "a", Roles: both}, {ID: "b", Roles: both}}
+	top := topNode([]string{"a", "b"}, "1/writer")
+	leases := []LeaseState{
+		{Scope: "1/partition/0", TableID: 1, Kind: KindPartition, Holder: top, Epoch: 1},
+		{Scope: "1/partition/1", TableID: 1, Kind: KindPartition, Partition: 1, Holder: top, Epoch: 1},
+		{Scope: "1/writer", TableID: 1, Kind: KindWriter, Free: true},
+		{Scope: "2/partition/0", TableID: 2, Kind: KindPartition, Free: true},
+		{Scope: "2/partition/1", TableID: 2, Kind: KindPartition, Partition: 1, Free: true},
+		{Scope: "2/writer", TableID: 2, Kind: KindWriter, Free: true},
+	}
+	st := State{Me: top, Roles: both, Nodes: nodes, Leases: leases}
+	awake := Plan(st)
+	require.NotEmpty(t, awake.Take, "without Starting the node takes")
+	require.Len(t, awake.Release, 1, "two of table 1 held, bound 1")
+
+	st.Starting = true
+	a := Plan(st)
+	require.Empty(t, a.Take)
+	require.Equal(t, awake.Release, a.Release, "releases as usual")
+}
+
+// TestPlanStartingNodesWait: in a converged cluster where some nodes are
+// Starting, those nodes hold nothing and nothing moves; once they are not,
+// the cluster converges to the properties of check.
+func TestPlanStartingNodesWait(t *testing.T) {
+	t.Parallel()
+	forSeeds(t, 100, 4, func(t *testing.T, rng *rand.Rand) {
+		s := randomCluster(t, rng)
+		for i := range s.nodes {
+			s.nodes[i].starting = rng.IntN(3) == 0
+		}
+		s.converge()
+		for _, l := range s.leases {
+			for _, n := range s.nodes {
+				if n.starting {
+					require.False(t, l.held(n.id), "%s is Starting and holds %s", n.id, l.Scope)
+				}
+			}
+		}
+		for i := range s.nodes {
+			s.nodes[i].starting = false
+		}
+		s.converge()
+		s.check()
+	})
+}
+
+// TestBoundsBalanced checks the balanced bounds directly: a table's bounds
+// add up to its partition count, none is above the share, each node's add
+// up to floor or ceil(all partitions / nodes), and every node computes the
+// same ones whatever order the leases come in.
+func TestBoundsBalanced(t *testing.T) {
+	t.Parallel()
+	forSeeds(t, 300, 5, func(t *testing.T, rng *rand.Rand) {
+		s := randomCluster(t, rng)
+		var ids []string
+		for i := range 1 + rng.IntN(40) {
+			ids = append(ids, fmt.Sprintf("n%d", i))
+		}
+		slices.Sort(ids)
+		tables := tablesOf(s.leases)
+		cap := 0
+		if rng.IntN(2) == 0 {
+			cap = rng.IntN(100) // binding or not
+		}
+		b := bounds(tables, ids, cap)
+		total := 0
+		for _, tb := range tables {
+			total += len(tb.partitions)
+		}
+		binding := cap > 0 && cap < share(total, len(ids))
+		for i, tb := range tables {
+			sum := 0
+			for _, n := range ids {
+				require.LessOrEqual(t, b[n][i], share(len(tb.partitions), len(ids)))
+				sum += b[n][i]
+			}
+			if !binding {
+				require.Equal(t, len(tb.partitions), sum, "table %d", tb.id)
+			}
+		}
+		for _, n := range ids {
+			mine := 0
+			for i := range tables {
+				mine += b[n][i]
+			}
+			if binding {
+				require.LessOrEqual(t, mine, cap)
+			} else {
+				require.GreaterOrEqual(t, mine, total/len(ids), n)
+				require.LessOrEqual(t, mine, share(total, len(ids)), n)
+			}
+		}
+		rng.Shuffle(len(s.leases), func(i, j int) { s.leases[i], s.leases[j] = s.leases[j], s.leases[i] })
+		require.Equal(t, b, bounds(tablesOf(s.leases), ids, cap))
 	})
 }
