@@ -124,14 +124,14 @@ func scaleSimulate(ctx context.Context, h *H, c scaleShape) (simColdStarts, erro
 	h.Figure(Figure{Name: "cold start, all nodes live: nodes holding no partition", Unit: "nodes"})
 	h.Figure(Figure{Name: "cold start, all nodes live: largest distance from the mean", Unit: "leases", Max: 1})
 	h.Figure(Figure{Name: "cold start, all nodes live: longest unheld partition", Unit: "s", Max: 40})
-	h.Figure(Figure{Name: "cold start after an outage: rounds", Unit: "rounds",
+	h.Figure(Figure{Name: "before, cold start after an outage without Starting again: rounds", Unit: "rounds",
 		Note: "every lease and node row expired (Postgres back after an outage longer than lease_ttl), rounds at random phases; " +
-			"a node is not Starting when it registers again (cluster.go sets Starting once per process); run once"})
-	h.Figure(Figure{Name: "cold start after an outage: most partition leases on one node at any time", Unit: "leases",
+			"a node is not Starting when it registers again, as before this change; run once"})
+	h.Figure(Figure{Name: "before, cold start after an outage without Starting again: most partition leases on one node at any time", Unit: "leases",
 		Ref: "partition leases per node, even spread"})
-	h.Figure(Figure{Name: "cold start after an outage, Starting again: rounds", Unit: "rounds", Max: 3,
-		Note: "the same if a node were Starting for lease_ttl/3 after registering again (not what cluster.go does)"})
-	h.Figure(Figure{Name: "cold start after an outage, Starting again: longest unheld partition", Unit: "s", Max: 40})
+	h.Figure(Figure{Name: "cold start after an outage: rounds", Unit: "rounds", Max: 3,
+		Note: "every lease and node row expired (Postgres back after an outage longer than lease_ttl); a node whose trust window ended is Starting again for lease_ttl/3 (cluster.go)"})
+	h.Figure(Figure{Name: "cold start after an outage: longest unheld partition", Unit: "s", Max: 40})
 	h.Figure(Figure{Name: "join (one more node): rounds", Unit: "rounds", Max: 3,
 		Note: "into the stable cluster of the cold start; the joiner is Starting for its first 10 s"})
 	h.Figure(Figure{Name: "join: wall time", Unit: "s", Note: "from the joiner's start to the last take or release"})
@@ -204,16 +204,16 @@ func scaleSimulate(ctx context.Context, h *H, c scaleShape) (simColdStarts, erro
 				return cold, err
 			}
 			plans, planTime = plans+o.plans, planTime+o.planTime
-			h.Add("cold start after an outage: rounds", float64(r.rounds))
-			h.Add("cold start after an outage: most partition leases on one node at any time", float64(r.peak))
+			h.Add("before, cold start after an outage without Starting again: rounds", float64(r.rounds))
+			h.Add("before, cold start after an outage without Starting again: most partition leases on one node at any time", float64(r.peak))
 		}
 		o, r, err := simOutage(seed, c, true)
 		if err != nil {
 			return cold, err
 		}
 		plans, planTime = plans+o.plans, planTime+o.planTime
-		h.Add("cold start after an outage, Starting again: rounds", float64(r.rounds))
-		h.Add("cold start after an outage, Starting again: longest unheld partition", r.unheld)
+		h.Add("cold start after an outage: rounds", float64(r.rounds))
+		h.Add("cold start after an outage: longest unheld partition", r.unheld)
 
 		joiner := simNodeID(c.nodes)
 		r, err = simJoin(s, joiner)

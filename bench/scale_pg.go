@@ -365,7 +365,7 @@ func (pc *pgCluster) sumRounds(from, to map[string]int) stmtCounts {
 // converged reports whether the lease table is a fixpoint of the rules as
 // seen from the database: no live node above the share of a table, each
 // writer lease held by its top node (free when that is a placeholder), and
-// free partitions left only when every real node holds its share.
+// every real node within one lease of the mean.
 func (pc *pgCluster) converged(ctx context.Context) (bool, error) {
 	var live, real []string
 	rows, err := pc.admin.Query(ctx, `SELECT id FROM nodes WHERE expires_at > now() AND 'indexer' = ANY (roles) ORDER BY id`)
@@ -439,12 +439,20 @@ func (pc *pgCluster) converged(ctx context.Context) (bool, error) {
 				return false, nil
 			}
 		}
-		if t.free > 0 {
-			for _, n := range real {
-				if t.held[n] < sh {
-					return false, nil
-				}
-			}
+	}
+	// Balanced bounds (docs/design.md §3.3): a converged real node holds
+	// floor or ceil(all partitions / live indexing nodes); the free
+	// partitions are those in the placeholders' bounds.
+	all, held := 0, map[string]int{}
+	for _, t := range tables {
+		all += t.parts
+		for n, c := range t.held {
+			held[n] += c
+		}
+	}
+	for _, n := range real {
+		if held[n] < all/len(live) || held[n] > ceilDiv(all, len(live)) {
+			return false, nil
 		}
 	}
 	for scope, holder := range writers {

@@ -46,6 +46,10 @@ type simMember struct {
 	// starting is false for a node that was registered long before the
 	// simulated time starts (its first lease_ttl/3 is over).
 	starting bool
+	// fresh is true for a new process: the others see it Starting too
+	// (nodes.started_at); a node back after an outage is Starting only in
+	// its own view.
+	fresh bool
 }
 
 // scaleSim is a simulated cluster: the nodes and the lease table.
@@ -131,8 +135,8 @@ var simRoles = []string{cluster.RoleIndexer, cluster.RoleServer}
 // add adds a node whose first round is at first. A live node's row is
 // live from the start (it registered before); a starting one is Starting
 // in the rounds of its first lease_ttl/3 after it registers.
-func (s *scaleSim) add(id string, first int64, live, starting bool) {
-	m := &simMember{id: id, first: first, next: first, rowExpires: -1, starting: starting}
+func (s *scaleSim) add(id string, first int64, live, starting, fresh bool) {
+	m := &simMember{id: id, first: first, next: first, rowExpires: -1, starting: starting, fresh: fresh}
 	if live {
 		m.rowExpires = first + simTTL
 	}
@@ -237,8 +241,11 @@ func (s *scaleSim) round(m *simMember) {
 	}
 	st := cluster.State{Me: m.id, Roles: simRoles, Leases: s.leases,
 		Starting: m.starting && t < m.first+simPeriod}
-	for _, id := range s.live() {
-		st.Nodes = append(st.Nodes, cluster.Node{ID: id, Roles: simRoles})
+	for _, p := range s.members {
+		if p.rowExpires > t {
+			st.Nodes = append(st.Nodes, cluster.Node{ID: p.id, Roles: simRoles,
+				Starting: p.fresh && t < p.first+simPeriod})
+		}
 	}
 	// Plan does not modify the leases it is given: no copy.
 	start := time.Now()
@@ -468,7 +475,7 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 func simRolling(seed uint64, c scaleShape) (*scaleSim, simResult, error) {
 	s := newScaleSim(seed, c.tables, c.partitions)
 	for i := range c.nodes {
-		s.add(simNodeID(i), int64(i)*1000, false, true)
+		s.add(simNodeID(i), int64(i)*1000, false, true, true)
 	}
 	s.event(int64(c.nodes-1) * 1000)
 	last, err := s.settle()
@@ -484,7 +491,7 @@ func simRolling(seed uint64, c scaleShape) (*scaleSim, simResult, error) {
 func simAllLive(seed uint64, c scaleShape) (*scaleSim, simResult, error) {
 	s := newScaleSim(seed, c.tables, c.partitions)
 	for i := range c.nodes {
-		s.add(simNodeID(i), s.rng.Int64N(simPeriod), true, false)
+		s.add(simNodeID(i), s.rng.Int64N(simPeriod), true, false, false)
 	}
 	s.event(0)
 	last, err := s.settle()
@@ -502,7 +509,7 @@ func simAllLive(seed uint64, c scaleShape) (*scaleSim, simResult, error) {
 func simOutage(seed uint64, c scaleShape, starting bool) (*scaleSim, simResult, error) {
 	s := newScaleSim(seed, c.tables, c.partitions)
 	for i := range c.nodes {
-		s.add(simNodeID(i), s.rng.Int64N(simPeriod), false, starting)
+		s.add(simNodeID(i), s.rng.Int64N(simPeriod), false, starting, false)
 	}
 	s.event(0)
 	last, err := s.settle()
@@ -516,7 +523,7 @@ func simOutage(seed uint64, c scaleShape, starting bool) (*scaleSim, simResult, 
 // next period; it is Starting for its first lease_ttl/3.
 func simJoin(s *scaleSim, id string) (simResult, error) {
 	at := s.now + 1 + s.rng.Int64N(simPeriod)
-	s.add(id, at, false, true)
+	s.add(id, at, false, true, true)
 	for s.now < at {
 		s.step()
 	}

@@ -44,4 +44,7 @@ type Member struct {
 	AdvertiseURL string
 	Roles        []string
 	ExpiresAt    time.Time
+	// Starting is true in the member's first lease_ttl/3 after it
+	// registered (database clock): it takes no lease yet (§3.3).
+	Starting bool
 }

@@ -87,7 +87,7 @@ type Cluster struct {
 	members    []Member
 	registered bool
 	lastOK     time.Time // start of the last successful round (monotonic)
-	firstStart time.Time // start of the round that first registered the node (monotonic)
+	firstStart time.Time // start of the first round of this registration, or after the trust window ended (monotonic)
 	trustUntil time.Time // jobs run only before this instant (monotonic)
 	trustTimer *time.Timer
 }
@@ -202,6 +202,16 @@ func (c *Cluster) round(ctx context.Context, start time.Time) error {
 	ctx, cancel := context.WithTimeout(ctx, c.interval)
 	defer cancel()
 
+	// A node whose trust window ended (Postgres away for longer than
+	// lease_ttl, so its row and leases may have expired) starts over like
+	// a new one: back after an outage, the first node would otherwise see
+	// itself alone and take every lease.
+	c.mu.Lock()
+	if !start.Before(c.trustUntil) {
+		c.firstStart = time.Time{}
+	}
+	c.mu.Unlock()
+
 	if err := c.register(ctx); err != nil {
 		return err
 	}
@@ -227,7 +237,7 @@ func (c *Cluster) round(ctx context.Context, start time.Time) error {
 	c.mu.Unlock()
 	st := State{Me: c.cfg.NodeID, Roles: c.cfg.Roles, Leases: leases, MaxPartitions: c.cfg.MaxPartitions, Starting: starting}
 	for _, m := range members {
-		st.Nodes = append(st.Nodes, Node{ID: m.ID, Roles: m.Roles})
+		st.Nodes = append(st.Nodes, Node{ID: m.ID, Roles: m.Roles, Starting: m.Starting})
 	}
 	acts := Plan(st)
 	for _, scope := range acts.Release {
@@ -325,13 +335,13 @@ func (c *Cluster) renew(ctx context.Context, start time.Time) error {
 // read returns the live members and every lease: the view brought up to
 // date with what changed since the previous round (view.go).
 func (c *Cluster) read(ctx context.Context) ([]Member, []LeaseState, error) {
-	rows, err := c.pool.Query(ctx, sqlNodesLive)
+	rows, err := c.pool.Query(ctx, sqlNodesLive, c.interval.Microseconds())
 	if err != nil {
 		return nil, nil, fmt.Errorf("cluster: read nodes: %w", err)
 	}
 	var members []Member
 	var m Member
-	_, err = pgx.ForEachRow(rows, []any{&m.ID, &m.AdvertiseURL, &m.Roles, &m.ExpiresAt}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&m.ID, &m.AdvertiseURL, &m.Roles, &m.ExpiresAt, &m.Starting}, func() error {
 		members = append(members, m)
 		m = Member{}
 		return nil

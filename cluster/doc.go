@@ -48,7 +48,10 @@
 // node, so a join or a crash moves few leases. In its first lease_ttl/3
 // after it registered a node is Starting and takes nothing (§7.15): in a
 // rolling cold start the first node would otherwise take every lease and
-// hand them back one per table per round.
+// hand them back one per table per round. So is a node whose trust window
+// ended (back after an outage). Meanwhile the others hold its bound: one
+// loan per table at most, never above the share, handed back in one round
+// (lend in share.go).
 //
 // # When rounds run
 //

@@ -39,6 +39,10 @@ type State struct {
 type Node struct {
 	ID    string
 	Roles []string
+	// Starting is true while the node is in its first lease_ttl/3 after it
+	// registered (nodes.started_at, by the database clock): it takes
+	// nothing yet, so the others hold its bound for it (see Plan).
+	Starting bool
 }
 
 // LeaseState is one lease row.
@@ -110,7 +114,11 @@ func Plan(s State) Actions {
 	indexers := indexingNodes(s)
 	tables := tablesOf(s.Leases)
 
-	bound := bounds(tables, indexers, s.MaxPartitions)[s.Me]
+	all := bounds(tables, indexers, s.MaxPartitions)
+	bound := all[s.Me]
+	if !s.Starting {
+		bound = lend(s, tables, indexers, all)
+	}
 	total := 0
 	for _, l := range s.Leases {
 		if l.Kind == KindPartition && l.held(s.Me) {
@@ -214,6 +222,54 @@ func tablesOf(leases []LeaseState) []table {
 	}
 	slices.SortFunc(ts, func(a, b table) int { return cmp.Compare(a.id, b.id) })
 	return ts
+}
+
+// lend returns s.Me's bounds with the partitions that the bounds give to
+// Starting peers lent out. A Starting node takes nothing in its first
+// lease_ttl/3, and in a rolling start the bounds keep moving to the nodes
+// that just started: without lending, a partition could wait unheld until
+// the last node of the rollout had finished starting. So for each table,
+// the partitions in its Starting nodes' bounds go, one each, to the
+// non-Starting nodes below the table's share, the ones that prefer the
+// table most first. A lent bound is at most one above the node's own and
+// never above the share (rule 1); when the borrower sees the Starting node
+// done, it is above its bound by at most one per table and hands it back
+// in one round (rule 3). Every node computes the same loans.
+func lend(s State, tables []table, indexers []string, all map[string][]int) []int {
+	starting := map[string]bool{}
+	for _, n := range s.Nodes {
+		if n.Starting && n.ID != s.Me {
+			starting[n.ID] = true
+		}
+	}
+	mine := all[s.Me]
+	if len(starting) == 0 {
+		return mine
+	}
+	out := slices.Clone(mine)
+	for i, t := range tables {
+		lent := 0
+		for id := range starting {
+			if b, ok := all[id]; ok {
+				lent += b[i]
+			}
+		}
+		sh := share(len(t.partitions), len(indexers))
+		if lent == 0 || mine[i] >= sh {
+			continue
+		}
+		key := strconv.FormatInt(t.id, 10)
+		better := 0 // borrowers that come before s.Me
+		for _, id := range indexers {
+			if id != s.Me && !starting[id] && all[id][i] < sh && prefers(id, s.Me, key) {
+				better++
+			}
+		}
+		if better < lent {
+			out[i]++
+		}
+	}
+	return out
 }
 
 // share is rule 1: ceil(p / n).

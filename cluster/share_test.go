@@ -71,7 +71,7 @@ func (s *sim) add(l LeaseState) { s.leases = append(s.leases, l) }
 func (s *sim) state(n simNode) State {
 	st := State{Me: n.id, Roles: n.roles, Leases: slices.Clone(s.leases), MaxPartitions: s.cap, Starting: n.starting}
 	for _, m := range s.nodes {
-		st.Nodes = append(st.Nodes, Node{ID: m.id, Roles: m.roles})
+		st.Nodes = append(st.Nodes, Node{ID: m.id, Roles: m.roles, Starting: m.starting})
 	}
 	return st
 }
@@ -468,5 +468,41 @@ func TestBoundsBalanced(t *testing.T) {
 		}
 		rng.Shuffle(len(s.leases), func(i, j int) { s.leases[i], s.leases[j] = s.leases[j], s.leases[i] })
 		require.Equal(t, b, bounds(tablesOf(s.leases), ids, cap))
+	})
+}
+
+// TestPlanLendsStartingBounds: while some nodes are Starting, the others
+// hold the partitions of their bounds (one more per table at most, never
+// above the share), so that a rolling start leaves nothing unheld; once
+// they are done, one round of hand-back and one of takes balance the
+// cluster.
+func TestPlanLendsStartingBounds(t *testing.T) {
+	t.Parallel()
+	forSeeds(t, 20, 5, func(t *testing.T, rng *rand.Rand) {
+		parts := make([]int, 20)
+		for i := range parts {
+			parts[i] = 5 // share 1 on 10 nodes
+		}
+		s := newSim(t, rng, parts, 0)
+		for i := range 10 {
+			s.nodes = append(s.nodes, simNode{id: fmt.Sprintf("n%02d", i), roles: []string{RoleIndexer, RoleServer}, starting: i < 3})
+		}
+		s.converge()
+		held := map[string]int{}
+		for _, l := range s.leases {
+			if l.Kind != KindPartition {
+				continue
+			}
+			require.False(t, l.Free, "%s unheld while 7 of 10 nodes could hold it", l.Scope)
+			held[l.Holder]++
+		}
+		for _, n := range s.nodes[:3] {
+			require.Zero(t, held[n.id], "%s is Starting", n.id)
+		}
+		for i := range s.nodes {
+			s.nodes[i].starting = false
+		}
+		require.LessOrEqual(t, s.converge(), 4, "3 rounds that move leases, then a quiet one")
+		s.check()
 	})
 }
