@@ -202,14 +202,8 @@ func (c *Cluster) round(ctx context.Context, start time.Time) error {
 	ctx, cancel := context.WithTimeout(ctx, c.interval)
 	defer cancel()
 
-	// A node whose trust window ended (Postgres away for longer than
-	// lease_ttl, so its row and leases may have expired) starts over like
-	// a new one: back after an outage, the first node would otherwise see
-	// itself alone and take every lease.
 	c.mu.Lock()
-	if !start.Before(c.trustUntil) {
-		c.firstStart = time.Time{}
-	}
+	trusted := start.Before(c.trustUntil)
 	c.mu.Unlock()
 
 	if err := c.register(ctx); err != nil {
@@ -229,12 +223,7 @@ func (c *Cluster) round(ctx context.Context, start time.Time) error {
 		}
 	}
 
-	c.mu.Lock()
-	if c.firstStart.IsZero() {
-		c.firstStart = start
-	}
-	starting := start.Before(c.firstStart.Add(c.interval))
-	c.mu.Unlock()
+	starting := c.startingAt(start, trusted)
 	st := State{Me: c.cfg.NodeID, Roles: c.cfg.Roles, Leases: leases, MaxPartitions: c.cfg.MaxPartitions, Starting: starting}
 	for _, m := range members {
 		st.Nodes = append(st.Nodes, Node{ID: m.ID, Roles: m.Roles, Starting: m.Starting})
@@ -266,6 +255,21 @@ func (c *Cluster) round(ctx context.Context, start time.Time) error {
 	c.lastOK = start
 	c.mu.Unlock()
 	return nil
+}
+
+// startingAt reports whether the round that started at start is one of the
+// node's Starting rounds (docs/design.md §3.3): its first lease_ttl/3 after
+// it registered, or after its trust window ended (trusted false: Postgres
+// was away for longer than lease_ttl, its row and leases may have expired,
+// and back after an outage the first node would otherwise see itself alone
+// and take every lease).
+func (c *Cluster) startingAt(start time.Time, trusted bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !trusted || c.firstStart.IsZero() {
+		c.firstStart = start
+	}
+	return start.Before(c.firstStart.Add(c.interval))
 }
 
 // register upserts the node row with expires_at = now() + lease_ttl.

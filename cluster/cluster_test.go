@@ -589,3 +589,22 @@ func TestDuplicateNodeID(t *testing.T) {
 	require.NoError(t, first.stop(t))
 	noLeaks(t)
 }
+
+// TestStartingAgainAfterTrustEnded: a node is Starting in its first
+// lease_ttl/3, and again after its trust window ended (back after an
+// outage longer than lease_ttl), not after an ordinary round.
+func TestStartingAgainAfterTrustEnded(t *testing.T) {
+	pool, _ := pgtest.Pool(t)
+	c, err := cluster.New(pool, cluster.Config{NodeID: "n", LeaseTTL: 3 * time.Second}, newRecorder())
+	require.NoError(t, err)
+	interval := time.Second
+	t0 := time.Now()
+	require.True(t, cluster.StartingAt(c, t0, false), "first round")
+	require.True(t, cluster.StartingAt(c, t0.Add(interval/2), true), "a round on notice within the first interval")
+	require.False(t, cluster.StartingAt(c, t0.Add(interval), true), "the next timed round")
+	require.False(t, cluster.StartingAt(c, t0.Add(5*interval), true), "later rounds while trusted")
+	back := t0.Add(20 * interval)
+	require.True(t, cluster.StartingAt(c, back, false), "the first round after the trust window ended")
+	require.True(t, cluster.StartingAt(c, back.Add(interval-time.Millisecond), true))
+	require.False(t, cluster.StartingAt(c, back.Add(interval), true))
+}

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -19,6 +20,10 @@ var (
 // Crash makes c's Run end like a crashed process when its context is
 // cancelled: jobs stop, but no lease is released and the row stays.
 func Crash(c *Cluster) { c.crash.Store(true) }
+
+// StartingAt is startingAt: whether a round that started at start, with
+// the trust window open or not, is a Starting one.
+func StartingAt(c *Cluster, start time.Time, trusted bool) bool { return c.startingAt(start, trusted) }
 
 // ConfigOf returns c's configuration with its defaults.
 func ConfigOf(c *Cluster) Config { return c.cfg }
