@@ -3,9 +3,10 @@
 // `mink status` and the console (package ui) show (Handler.Overview), and
 // forwarding of /admin/v1/nodes/{id}/… to the node it names.
 //
-// The handlers (admin.go) answer with the types of api.go, read through the
-// queries of store.go (sql/, one statement a file), package tables and
-// commit.CommittedOffsets. Client calls the API with the same types: the
+// The handlers (admin.go, overview.go) answer with the types of api.go, read
+// through the queries of store.go (sql/, one statement a file), package
+// tables and schemas and commit.CommittedOffsetsOf; each reads every table
+// of an overview at once. Client calls the API with the same types: the
 // `mink` CLI and `mink dev` use it.
 package admin
 

@@ -189,9 +189,11 @@ func readDeadLetters(ctx context.Context, q tables.Querier, ids []int64) (map[in
 	out := map[int64]int64{}
 	err := queryEach(ctx, q, deadLettersSQL, func(r pgx.Row) error {
 		var id, n int64
-		err := r.Scan(&id, &n)
+		if err := r.Scan(&id, &n); err != nil {
+			return err
+		}
 		out[id] = n
-		return err
+		return nil
 	}, ids)
 	return out, err
 }
@@ -204,9 +206,11 @@ func readFiles(ctx context.Context, q tables.Querier, ids []int64) (map[int64]Fi
 	err := queryEach(ctx, q, tableFilesSQL, func(r pgx.Row) error {
 		var id int64
 		var f FilesStatus
-		err := r.Scan(&id, &f.Count, &f.Bytes)
+		if err := r.Scan(&id, &f.Count, &f.Bytes); err != nil {
+			return err
+		}
 		out[id] = f
-		return err
+		return nil
 	}, ids)
 	return out, err
 }
