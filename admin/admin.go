@@ -3,9 +3,10 @@
 // `mink status` and the console (package ui) show (Handler.Overview), and
 // forwarding of /admin/v1/nodes/{id}/… to the node it names.
 //
-// The handlers (admin.go) answer with the types of api.go, read through the
-// queries of store.go (sql/, one statement a file), package tables and
-// commit.CommittedOffsets. Client calls the API with the same types: the
+// The handlers (admin.go, overview.go) answer with the types of api.go, read
+// through the queries of store.go (sql/, one statement a file), package
+// tables and schemas and commit.CommittedOffsetsOf; each reads every table
+// of an overview at once. Client calls the API with the same types: the
 // `mink` CLI and `mink dev` use it.
 package admin
 
@@ -328,95 +329,6 @@ func (h *Handler) tableStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, st)
-}
-
-// status returns the status of table t (not a dead-letter table).
-func (h *Handler) status(ctx context.Context, t *tables.Table) (*TableStatus, error) {
-	parts, kerr, err := h.progress(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	st := &TableStatus{Table: t.FullName(), Topic: t.Topic, Partitions: parts, KafkaError: errorText(kerr)}
-	if st.Writer, err = readWriter(ctx, h.pool, t); err != nil {
-		return nil, err
-	}
-	unknown, err := readUnknownFields(ctx, h.pool, t)
-	if err != nil {
-		return nil, err
-	}
-	st.UnknownFields = mergeUnknownFields(unknown)
-	if st.DeadLetters, err = readDeadLetters(ctx, h.pool, t); err != nil {
-		return nil, err
-	}
-	versions, err := tables.SchemaVersions(ctx, h.pool, t.ID, -1)
-	if err != nil {
-		return nil, err
-	}
-	st.SchemaVersions = len(versions)
-	if len(versions) > 0 {
-		st.SchemaID = versions[len(versions)-1].ID
-	}
-	if st.WriterSchemas, err = schemas.WriterSchemas(ctx, h.pool, t.ID); err != nil {
-		return nil, err
-	}
-	if st.Files, err = readFiles(ctx, h.pool, t); err != nil {
-		return nil, err
-	}
-	if st.LastCommit, err = readLastCommit(ctx, h.pool, t); err != nil {
-		return nil, err
-	}
-	return st, nil
-}
-
-// Overview returns the cluster as `mink status` prints it and the console
-// (package ui) shows it: the live nodes with their lease counts, and the
-// status of every table but dead-letter tables, by name (table ""), or of
-// the table named "<namespace>.<name>" alone. Kafka's offsets come from
-// this node's client; a table whose topic Kafka does not answer for has
-// KafkaError set. Errors: tables.ErrBadName, tables.ErrNotFound,
-// tables.ErrInvalid for a dead-letter table's name, Postgres's.
-func (h *Handler) Overview(ctx context.Context, table string) (*Overview, error) {
-	var ts []*tables.Table
-	if table == "" {
-		all, err := tables.List(ctx, h.pool)
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range all {
-			if t.DLQOf == nil {
-				ts = append(ts, t)
-			}
-		}
-	} else {
-		ns, name, err := tables.ParseName(table)
-		if err != nil {
-			return nil, err
-		}
-		t, err := tables.GetByName(ctx, h.pool, ns, name)
-		if err != nil {
-			return nil, err
-		}
-		if t.DLQOf != nil {
-			return nil, fmt.Errorf("%w: %s is a dead-letter table: its table's overview shows its dead letters", tables.ErrInvalid, t.FullName())
-		}
-		ts = []*tables.Table{t}
-	}
-	o := &Overview{Tables: make([]*TableStatus, 0, len(ts))}
-	var err error
-	if o.Time, o.Nodes, err = readNodeSummaries(ctx, h.pool); err != nil {
-		return nil, err
-	}
-	for _, t := range ts {
-		st, err := h.status(ctx, t)
-		if errors.Is(err, tables.ErrNotFound) {
-			continue // dropped since the list was read
-		}
-		if err != nil {
-			return nil, err
-		}
-		o.Tables = append(o.Tables, st)
-	}
-	return o, nil
 }
 
 // overview answers GET /admin/v1/overview[?table=NS.NAME].

@@ -3,7 +3,7 @@ package admin
 import (
 	"context"
 	_ "embed"
-	"errors"
+	"maps"
 	"slices"
 	"time"
 
@@ -42,40 +42,75 @@ var (
 	lastCommitSQL string
 )
 
+// snapshotRead is the transaction a read of the overview or of a
+// table's progress runs in: one database snapshot, so that indexed and
+// committed offsets agree and every expiry compares with one now().
+var snapshotRead = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
+
 // readProgress returns the progress of each partition of t as Postgres
-// knows it (Kafka's offsets left at 0), read in one database snapshot so
-// that indexed and committed offsets agree. A dead-letter table owns no
-// partitions: it has none.
+// knows it (Kafka's offsets left at 0), read in one database snapshot. A
+// dead-letter table owns no partitions: it has none.
 func readProgress(ctx context.Context, db tables.Beginner, t *tables.Table) ([]PartitionStatus, error) {
-	var parts []PartitionStatus
-	err := pgx.BeginTxFunc(ctx, db, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, partitionsSQL, t.ID)
-		if err != nil {
-			return err
+	var parts map[int64][]PartitionStatus
+	err := pgx.BeginTxFunc(ctx, db, snapshotRead, func(tx pgx.Tx) error {
+		dlqs := map[int64]int64{t.ID: t.ID} // a dead-letter table has no partitions to end
+		if t.DLQOf == nil {
+			var err error
+			if dlqs, err = readDLQ(ctx, tx, t); err != nil {
+				return err
+			}
 		}
-		// nil, not empty, without partitions: the answer has always said null.
-		parts, err = pgx.AppendRows([]PartitionStatus(nil), rows, func(r pgx.CollectableRow) (PartitionStatus, error) {
-			var s PartitionStatus
-			err := r.Scan(&s.Partition, &s.IndexedOffset, &s.Holder, &s.LeaseExpiresAt, &s.Epoch, &s.RecordsPerSecond)
-			return s, err
-		})
-		if err != nil || len(parts) == 0 {
-			return err
-		}
-		dlq, err := tables.DLQ(ctx, tx, t.ID)
-		if err != nil {
-			return err
-		}
-		committed, err := commit.CommittedOffsets(ctx, tx, t, dlq)
-		if err != nil {
-			return err
-		}
-		for i := range parts {
-			parts[i].CommittedOffset = committed[parts[i].Partition]
-		}
-		return nil
+		var err error
+		parts, err = readPartitions(ctx, tx, dlqs)
+		return err
 	})
-	return parts, err
+	return parts[t.ID], err
+}
+
+// readDLQ returns the dead-letter table's id of t (not a dead-letter
+// table), by t's id: the argument of readStatuses and readPartitions for t
+// alone. Errors: tables.ErrNotFound.
+func readDLQ(ctx context.Context, q tables.Querier, t *tables.Table) (map[int64]int64, error) {
+	dlq, err := tables.DLQ(ctx, q, t.ID)
+	if err != nil {
+		return nil, err
+	}
+	return map[int64]int64{t.ID: dlq.ID}, nil
+}
+
+// readPartitions returns the progress of each partition of the tables
+// dlqs names (by table id, the id of its dead-letter table), by table id
+// then by partition, as Postgres knows it (Kafka's offsets left at 0), in
+// two statements whatever the number of tables. q should be a
+// snapshotRead transaction. A table without partitions (a dead-letter
+// table) has no entry: its answer has always said null.
+func readPartitions(ctx context.Context, q tables.Querier, dlqs map[int64]int64) (map[int64][]PartitionStatus, error) {
+	rows, err := q.Query(ctx, partitionsSQL, slices.Collect(maps.Keys(dlqs)))
+	if err != nil {
+		return nil, err
+	}
+	type row struct {
+		table int64
+		PartitionStatus
+	}
+	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
+		var s row
+		err := r.Scan(&s.table, &s.Partition, &s.IndexedOffset, &s.Holder, &s.LeaseExpiresAt, &s.Epoch, &s.RecordsPerSecond)
+		return s, err
+	})
+	if err != nil || len(all) == 0 {
+		return nil, err
+	}
+	committed, err := commit.CommittedOffsetsOf(ctx, q, dlqs)
+	if err != nil {
+		return nil, err
+	}
+	parts := map[int64][]PartitionStatus{}
+	for _, r := range all {
+		r.CommittedOffset = committed[r.table][r.Partition]
+		parts[r.table] = append(parts[r.table], r.PartitionStatus)
+	}
+	return parts, nil
 }
 
 // withKafkaOffsets sets in parts Kafka's offsets of each partition and the
@@ -90,17 +125,20 @@ func withKafkaOffsets(parts []PartitionStatus, offs map[int32]kafka.Offsets) {
 	}
 }
 
-// readWriter returns the holding of t's writer lease, or nil when it is free.
-func readWriter(ctx context.Context, q tables.Querier, t *tables.Table) (*WriterStatus, error) {
-	var w WriterStatus
-	err := q.QueryRow(ctx, writerLeaseSQL, t.ID).Scan(&w.Holder, &w.Epoch, &w.ExpiresAt)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return nil, nil
-	case err != nil:
-		return nil, err
-	}
-	return &w, nil
+// readWriters returns the holding of the writer lease of the tables ids,
+// by table id; a table whose lease is free has no entry.
+func readWriters(ctx context.Context, q tables.Querier, ids []int64) (map[int64]*WriterStatus, error) {
+	out := map[int64]*WriterStatus{}
+	err := queryEach(ctx, q, writerLeaseSQL, func(r pgx.Row) error {
+		var id int64
+		var w WriterStatus
+		if err := r.Scan(&id, &w.Holder, &w.Epoch, &w.ExpiresAt); err != nil {
+			return err
+		}
+		out[id] = &w
+		return nil
+	}, ids)
+	return out, err
 }
 
 // partitionUnknownFields is one partition's row of unknown_fields.
@@ -109,12 +147,20 @@ type partitionUnknownFields struct {
 	examples []string
 }
 
-// readUnknownFields returns the unknown JSON fields of t's partitions, by
-// partition.
-func readUnknownFields(ctx context.Context, q tables.Querier, t *tables.Table) ([]partitionUnknownFields, error) {
-	return query(ctx, q, unknownFieldsSQL, func(r pgx.Row, u *partitionUnknownFields) error {
-		return r.Scan(&u.count, &u.examples)
-	}, t.ID)
+// readUnknownFields returns the unknown JSON fields of the partitions of
+// the tables ids, by table id, then by partition.
+func readUnknownFields(ctx context.Context, q tables.Querier, ids []int64) (map[int64][]partitionUnknownFields, error) {
+	out := map[int64][]partitionUnknownFields{}
+	err := queryEach(ctx, q, unknownFieldsSQL, func(r pgx.Row) error {
+		var id int64
+		var u partitionUnknownFields
+		if err := r.Scan(&id, &u.count, &u.examples); err != nil {
+			return err
+		}
+		out[id] = append(out[id], u)
+		return nil
+	}, ids)
+	return out, err
 }
 
 // maxUnknownExamples bounds UnknownFieldsStatus.Examples (as each
@@ -137,60 +183,91 @@ func mergeUnknownFields(parts []partitionUnknownFields) UnknownFieldsStatus {
 }
 
 // readDeadLetters returns the number of rows in the live data files of
-// t's dead-letter table.
-func readDeadLetters(ctx context.Context, q tables.Querier, t *tables.Table) (int64, error) {
-	var n int64
-	err := q.QueryRow(ctx, deadLettersSQL, t.ID).Scan(&n)
-	return n, err
+// the dead-letter table of each of the tables ids, by table id; a table
+// without any has no entry.
+func readDeadLetters(ctx context.Context, q tables.Querier, ids []int64) (map[int64]int64, error) {
+	out := map[int64]int64{}
+	err := queryEach(ctx, q, deadLettersSQL, func(r pgx.Row) error {
+		var id, n int64
+		if err := r.Scan(&id, &n); err != nil {
+			return err
+		}
+		out[id] = n
+		return nil
+	}, ids)
+	return out, err
 }
 
-// readFiles returns the number and bytes of the data files of t's current
-// snapshot.
-func readFiles(ctx context.Context, q tables.Querier, t *tables.Table) (FilesStatus, error) {
-	var f FilesStatus
-	err := q.QueryRow(ctx, tableFilesSQL, t.ID).Scan(&f.Count, &f.Bytes)
-	return f, err
+// readFiles returns the number and bytes of the data files of the
+// current snapshot of each of the tables ids, by table id; a table without
+// any has no entry.
+func readFiles(ctx context.Context, q tables.Querier, ids []int64) (map[int64]FilesStatus, error) {
+	out := map[int64]FilesStatus{}
+	err := queryEach(ctx, q, tableFilesSQL, func(r pgx.Row) error {
+		var id int64
+		var f FilesStatus
+		if err := r.Scan(&id, &f.Count, &f.Bytes); err != nil {
+			return err
+		}
+		out[id] = f
+		return nil
+	}, ids)
+	return out, err
 }
 
-// readLastCommit returns t's current snapshot, or nil before its first
-// commit.
-func readLastCommit(ctx context.Context, q tables.Querier, t *tables.Table) (*CommitStatus, error) {
-	var c CommitStatus
-	var writer *string
-	err := q.QueryRow(ctx, lastCommitSQL, t.ID).Scan(&c.SnapshotID, &c.SequenceNumber, &c.Operation, &c.CommittedAt, &writer)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return nil, nil
-	case err != nil:
-		return nil, err
+// readLastCommits returns the current snapshot of each of the tables
+// ids, by table id; a table before its first commit has no entry.
+func readLastCommits(ctx context.Context, q tables.Querier, ids []int64) (map[int64]*CommitStatus, error) {
+	out := map[int64]*CommitStatus{}
+	err := queryEach(ctx, q, lastCommitSQL, func(r pgx.Row) error {
+		var id int64
+		var c CommitStatus
+		var writer *string
+		if err := r.Scan(&id, &c.SnapshotID, &c.SequenceNumber, &c.Operation, &c.CommittedAt, &writer); err != nil {
+			return err
+		}
+		if writer != nil {
+			c.Writer = *writer
+		}
+		out[id] = &c
+		return nil
+	}, ids)
+	return out, err
+}
+
+// queryEach runs sql with args and calls each with every row.
+func queryEach(ctx context.Context, q tables.Querier, sql string, each func(pgx.Row) error, args ...any) error {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return err
 	}
-	if writer != nil {
-		c.Writer = *writer
+	defer rows.Close()
+	for rows.Next() {
+		if err := each(rows); err != nil {
+			return err
+		}
 	}
-	return &c, nil
+	return rows.Err()
 }
 
 // readNodeSummaries returns the database clock's now and the live nodes,
-// by id, read in one transaction (so the expiries compare with that now).
-func readNodeSummaries(ctx context.Context, db tables.Beginner) (now time.Time, nodes []NodeSummary, err error) {
-	err = pgx.BeginTxFunc(ctx, db, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, dbNowSQL).Scan(&now); err != nil {
+// by id. q should be a snapshotRead transaction, so that the expiries
+// compare with that now.
+func readNodeSummaries(ctx context.Context, q tables.Querier) (now time.Time, nodes []NodeSummary, err error) {
+	if err := q.QueryRow(ctx, dbNowSQL).Scan(&now); err != nil {
+		return now, nil, err
+	}
+	nodes, err = query(ctx, q, nodesSummarySQL, func(r pgx.Row, n *NodeSummary) error {
+		var tables []string
+		var epochs []int64
+		if err := r.Scan(&n.ID, &n.AdvertiseURL, &n.Roles, &n.StartedAt, &n.ExpiresAt, &n.PartitionLeases, &tables, &epochs); err != nil {
 			return err
 		}
-		var err error
-		nodes, err = query(ctx, tx, nodesSummarySQL, func(r pgx.Row, n *NodeSummary) error {
-			var tables []string
-			var epochs []int64
-			if err := r.Scan(&n.ID, &n.AdvertiseURL, &n.Roles, &n.StartedAt, &n.ExpiresAt, &n.PartitionLeases, &tables, &epochs); err != nil {
-				return err
-			}
-			n.WriterOf = make([]WriterOf, len(tables))
-			for i := range tables {
-				n.WriterOf[i] = WriterOf{Table: tables[i], Epoch: epochs[i]}
-			}
-			return nil
-		})
-		return err
+		n.WriterOf = make([]WriterOf, len(tables))
+		for i := range tables {
+			n.WriterOf[i] = WriterOf{Table: tables[i], Epoch: epochs[i]}
+		}
+		return nil
 	})
 	return now, nodes, err
 }

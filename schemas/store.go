@@ -653,18 +653,43 @@ type WriterSchemaInfo struct {
 // WriterSchemas lists the writer schemas table has seen, in the order it
 // met them.
 func WriterSchemas(ctx context.Context, q tables.Querier, table int64) ([]WriterSchemaInfo, error) {
-	rows, err := q.Query(ctx, writerSchemasSQL, table)
+	all, err := WriterSchemasOf(ctx, q, []int64{table})
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (WriterSchemaInfo, error) {
-		var w WriterSchemaInfo
+	if all[table] == nil {
+		return []WriterSchemaInfo{}, nil
+	}
+	return all[table], nil
+}
+
+// WriterSchemasOf is WriterSchemas of many tables in one statement, by
+// table id; a table that has seen none has no entry.
+func WriterSchemasOf(ctx context.Context, q tables.Querier, ids []int64) (map[int64][]WriterSchemaInfo, error) {
+	rows, err := q.Query(ctx, writerSchemasSQL, ids)
+	if err != nil {
+		return nil, err
+	}
+	type row struct {
+		table int64
+		info  WriterSchemaInfo
+	}
+	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
+		var w row
 		var why *string
 		var at any
-		err := r.Scan(&w.Role, &w.RegistryID, &w.MessageIndexes, &w.SchemaID, &why, &at)
+		err := r.Scan(&w.table, &w.info.Role, &w.info.RegistryID, &w.info.MessageIndexes, &w.info.SchemaID, &why, &at)
 		if why != nil {
-			w.Error = *why
+			w.info.Error = *why
 		}
 		return w, err
 	})
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64][]WriterSchemaInfo{}
+	for _, w := range all {
+		out[w.table] = append(out[w.table], w.info)
+	}
+	return out, nil
 }

@@ -118,17 +118,36 @@ func AddSchemaVersion(ctx context.Context, tx pgx.Tx, id int64, schema *iceberg.
 // SchemaVersions returns table id's schema versions above after (-1: all),
 // oldest first. The schemas are shared and read-only.
 func SchemaVersions(ctx context.Context, q Querier, id int64, after int) ([]*iceberg.Schema, error) {
-	rows, err := q.Query(ctx, schemaVersionsSQL, id, after)
+	all, err := SchemaVersionsOf(ctx, q, []int64{id}, after)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*iceberg.Schema, error) {
-		var b []byte
-		if err := r.Scan(&b); err != nil {
-			return nil, err
+	if all[id] == nil {
+		return []*iceberg.Schema{}, nil
+	}
+	return all[id], nil
+}
+
+// SchemaVersionsOf is SchemaVersions of many tables in one statement: by
+// table id, the schema versions above after (-1: all), oldest first. A
+// table without such versions has no entry.
+func SchemaVersionsOf(ctx context.Context, q Querier, ids []int64, after int) (map[int64][]*iceberg.Schema, error) {
+	rows, err := q.Query(ctx, schemaVersionsSQL, ids, after)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64][]*iceberg.Schema{}
+	var id int64
+	var b []byte
+	_, err = pgx.ForEachRow(rows, []any{&id, &b}, func() error {
+		sc, err := parseSchema(b)
+		if err != nil {
+			return err
 		}
-		return parseSchema(b)
+		out[id] = append(out[id], sc)
+		return nil
 	})
+	return out, err
 }
 
 // PartitionStart is where indexing of a partition begins.

@@ -1,6 +1,9 @@
--- The number of dead letters of a table: the rows of its dead-letter
--- table's live data files, committed or about to be.
--- $1 table id (of the table, not of its dead-letter table).
-SELECT coalesce(sum(record_count), 0)::bigint
-FROM data_files
-WHERE table_id = (SELECT id FROM tables WHERE dlq_of = $1) AND removed_snapshot_id IS NULL;
+-- The number of dead letters of some tables: the rows of each one's
+-- dead-letter table's live data files, committed or about to be. One row
+-- per table that has any.
+-- $1 table ids (of the tables, not of their dead-letter tables).
+SELECT d.dlq_of, coalesce(sum(f.record_count), 0)::bigint
+FROM tables d
+JOIN data_files f ON f.table_id = d.id AND f.removed_snapshot_id IS NULL
+WHERE d.dlq_of = ANY($1)
+GROUP BY d.dlq_of;

@@ -1,12 +1,13 @@
--- The progress of each partition of a table, by partition: the end of its
--- last indexed range (its start offset before the first), its lease's
--- holder and expiry (NULL when free or expired, by the database clock) and
--- epoch, and the records indexed per second over the last minute (the
--- records of the ranges created in the last minute / 60: every node reads
--- the same rows, so every node shows the same rate). The committed offset
--- comes from commit.CommittedOffsets, in the same transaction.
--- $1 table id.
-SELECT p.partition,
+-- The progress of each partition of some tables, by table id and
+-- partition: the end of its last indexed range (its start offset before
+-- the first), its lease's holder and expiry (NULL when free or expired, by
+-- the database clock) and epoch, and the records indexed per second over
+-- the last minute (the records of the ranges created in the last minute /
+-- 60: every node reads the same rows, so every node shows the same rate).
+-- The committed offsets come from commit.CommittedOffsetsOf, in the same
+-- transaction.
+-- $1 table ids.
+SELECT p.table_id, p.partition,
        coalesce((SELECT max(end_offset) FROM ranges g
                  WHERE g.table_id = p.table_id AND g.partition = p.partition), p.start_offset),
        CASE WHEN l.expires_at > now() THEN l.holder END,
@@ -17,5 +18,5 @@ SELECT p.partition,
                    AND g.created_at > now() - interval '1 minute'), 0) / 60.0
 FROM partitions p
 JOIN leases l ON l.table_id = p.table_id AND l.kind = 'partition' AND l.partition = p.partition
-WHERE p.table_id = $1
-ORDER BY p.partition;
+WHERE p.table_id = ANY($1)
+ORDER BY p.table_id, p.partition;

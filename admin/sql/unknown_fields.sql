@@ -1,8 +1,8 @@
--- Per partition of a table, by partition: how many JSON fields matching no
--- column its indexed records had, and up to 10 example paths (counted once,
--- when their range was indexed).
--- $1 table id.
-SELECT field_count, examples
+-- Per partition of some tables, by table id and partition: how many JSON
+-- fields matching no column its indexed records had, and up to 10 example
+-- paths (counted once, when their range was indexed).
+-- $1 table ids.
+SELECT table_id, field_count, examples
 FROM unknown_fields
-WHERE table_id = $1
-ORDER BY partition;
+WHERE table_id = ANY($1)
+ORDER BY table_id, partition;

@@ -1,6 +1,6 @@
--- Every writer schema a table has seen, for its status.
--- $1 table id.
-SELECT role, registry_id, message_indexes, schema_id, error, created_at
+-- Every writer schema some tables have seen, for their status, by table.
+-- $1 table ids.
+SELECT table_id, role, registry_id, message_indexes, schema_id, error, created_at
 FROM table_writer_schemas
-WHERE table_id = $1
-ORDER BY created_at, role, registry_id, message_indexes;
+WHERE table_id = ANY($1)
+ORDER BY table_id, created_at, role, registry_id, message_indexes;
