@@ -33,7 +33,7 @@ func main() {
 	log.SetFlags(log.Ltime)
 	// Indexing, then loads (freshness, lineage), serving, scan, statistics, scale, memory;
 	// not the files' init order.
-	order := []string{"indexing", "freshness", "lineage", "serving", "scan", "statistics", "scale", "memory"}
+	order := []string{"indexing", "freshness", "lineage", "serving", "scan", "statistics", "scale", "memory", "idle"}
 	slices.SortStableFunc(scenarios, func(a, b Scenario) int {
 		ia, ib := slices.Index(order, a.Name), slices.Index(order, b.Name)
 		if ia < 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -34,6 +35,8 @@ type Client struct {
 	adm     *kadm.Client
 	log     *slog.Logger
 	timeout time.Duration
+	// idle is the node's fetch session for caught-up partitions.
+	idle *idleFetch
 }
 
 // New returns a client; it does not contact Kafka until first used.
@@ -49,6 +52,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	c.adm = kadm.NewClient(c.cl)
+	c.idle = newIdleFetch(c)
 	return c, nil
 }
 
@@ -63,8 +67,12 @@ func (c *Client) newClient(opts ...kgo.Opt) (*kgo.Client, error) {
 	return cl, nil
 }
 
-// Close releases the client's connections.
-func (c *Client) Close() { c.cl.Close() }
+// Close releases the client's connections and stops its idle fetch;
+// Readers parked in it go back to fetching on their own.
+func (c *Client) Close() {
+	c.idle.close()
+	c.cl.Close()
+}
 
 // Brokers returns the seed brokers.
 func (c *Client) Brokers() []string { return c.brokers }
@@ -160,14 +168,19 @@ const readerMaxWait = 200 * time.Millisecond
 // records of aborted transactions never appear, and control records are
 // returned (IsControl) so that the caller sees every offset it passes.
 //
-// It sends Fetch requests itself on a client of its own (its long-polling
-// fetches must not queue behind other partitions' on a shared connection)
-// and reads the answers as ReadRange does (processFetch): the records and
-// their timestamps are the same, whichever of the two read them. A
-// goroutine fetches one response ahead of Poll, so that the caller's work
-// on one fetch overlaps the round trip of the next (as a Kafka consumer's
-// buffered fetch does); that response (at most readerFetchBytes compressed)
-// is the reader's memory beyond what Poll returned.
+// While its partition is busy it sends Fetch requests itself on a client
+// of its own (its long-polling fetches must not queue behind other
+// partitions' on a shared connection) and reads the answers as ReadRange
+// does (processFetch): the records and their timestamps are the same,
+// whichever of the two read them. A goroutine fetches one response ahead
+// of Poll, so that the caller's work on one fetch overlaps the round trip
+// of the next (as a Kafka consumer's buffered fetch does); that response
+// (at most readerFetchBytes compressed) is the reader's memory beyond what
+// Poll returned. Once a fetch comes back empty (the partition is caught
+// up), the reader parks the partition in its Client's idle fetch, one
+// request per broker for all parked partitions (idleFetch), and stops
+// fetching until that hands it an answer with records (or an error), which
+// it parses as its own.
 type Reader struct {
 	c         *Client
 	cl        *kgo.Client
@@ -261,11 +274,22 @@ func (r *Reader) run() {
 }
 
 // fetch returns the records of the next fetch that has any, or an error.
+// A fetch that comes back empty parks the partition in the idle fetch
+// (parked), whose answer is then parsed like a fetch's.
 func (r *Reader) fetch(ctx context.Context) ([]*kgo.Record, error) {
+	var parked *kmsg.FetchResponseTopicPartition
 	for {
-		fp, next, err := fetchOnce(ctx, r.cl, r.topic, r.partition, r.next, r.refresh,
-			fetchOpts{maxWait: readerMaxWait, maxBytes: readerFetchBytes, keepControl: true,
-				pools: []kgo.Pool{r.pool}, dec: r.dec})
+		o := fetchOpts{maxWait: readerMaxWait, maxBytes: readerFetchBytes, keepControl: true,
+			pools: []kgo.Pool{r.pool}, dec: r.dec}
+		var fp kgo.FetchPartition
+		var next int64
+		var err error
+		if parked != nil {
+			fp, next = processFetchWith(processOpts(r.topic, r.partition, r.next, o), parked, r.dec)
+			parked = nil
+		} else {
+			fp, next, err = fetchOnce(ctx, r.cl, r.topic, r.partition, r.next, r.refresh, o)
+		}
 		r.refresh = false
 		if ctx.Err() != nil {
 			return nil, nil
@@ -302,12 +326,37 @@ func (r *Reader) fetch(ctx context.Context) ([]*kgo.Record, error) {
 		default:
 			return nil, unavailable(fp.Err)
 		}
-		if next > r.next {
+		moved := next > r.next
+		if moved {
 			r.next = next
 		}
 		if len(fp.Records) > 0 {
 			return fp.Records, nil
 		}
+		if moved {
+			continue // batches of aborted transactions only: read on
+		}
+		// Caught up: wait in the idle fetch.
+		if parked, err = r.park(ctx); err != nil || ctx.Err() != nil {
+			return nil, err
+		}
+	}
+}
+
+// park parks the partition at r.next in the Client's idle fetch and waits
+// for its answer: the partition's part of a fetch response, or nil when
+// the reader must fetch itself. It returns (nil, nil) when ctx ends.
+func (r *Reader) park(ctx context.Context) (*kmsg.FetchResponseTopicPartition, error) {
+	answer, err := r.c.idle.park(r, r.next)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case rp := <-answer:
+		return rp, nil
+	case <-ctx.Done():
+		r.c.idle.unpark(r)
+		return nil, nil
 	}
 }
 
