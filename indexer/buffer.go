@@ -67,12 +67,17 @@ func (b *rangeBuffer) due(now time.Time, interval time.Duration) bool {
 	return len(b.records) > 0 && now.Sub(b.firstAt) >= interval
 }
 
+// idleWait is how long a poll with nothing held waits: nothing is due
+// until a record comes, so a caught-up partition's indexer wakes only this
+// often (the partition's lag metric is set on each wake and each record).
+const idleWait = time.Minute
+
 // wait is how long the next fetch may wait for records at now: until the
 // flush interval of the first record held ends (not positive: cut first),
-// or a second when nothing is held.
+// or idleWait when nothing is held.
 func (b *rangeBuffer) wait(now time.Time, interval time.Duration) time.Duration {
 	if len(b.records) == 0 {
-		return time.Second
+		return idleWait
 	}
 	return b.firstAt.Add(interval).Sub(now)
 }

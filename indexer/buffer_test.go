@@ -16,7 +16,7 @@ func TestRangeBuffer(t *testing.T) {
 	rec := func(n int) *kgo.Record { return &kgo.Record{Key: make([]byte, 1), Value: make([]byte, n-1)} }
 	t0 := time.Unix(1000, 0)
 	var b rangeBuffer
-	require.Equal(t, time.Second, b.wait(t0, 2*time.Second), "nothing held: wait a second for records")
+	require.Equal(t, idleWait, b.wait(t0, 2*time.Second), "nothing held: wait long for records")
 	require.False(t, b.due(t0.Add(time.Hour), 2*time.Second), "nothing held: nothing to cut")
 	require.False(t, b.overBudget(recordCost(rec(10)), 1<<40, 100), "an empty buffer takes a record past the budget")
 
