@@ -45,6 +45,8 @@ type Writer struct {
 	// assembled counts the data files assembly replaced, by table.
 	assembled *prometheus.CounterVec
 	fenced    prometheus.Counter
+	// watch looks at all the node's writer tables at once (watch.go).
+	watch watch
 }
 
 // New returns a writer. It panics on a cfg that Validate rejects (`mink
@@ -72,6 +74,7 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Writer {
 		}
 	}
 	w.fenced = cluster.FencedWrites(cfg.Registerer, cluster.JobWriter)
+	w.watch.w = w
 	return w
 }
 
@@ -81,10 +84,13 @@ func (w *Writer) Run(ctx context.Context, l cluster.Lease) error {
 	log := w.cfg.Logger.With("scope", l.Scope, "epoch", l.Epoch, "table_id", l.TableID)
 	tick := time.NewTicker(w.cfg.CommitInterval)
 	defer tick.Stop()
+	watched := w.watch.add(l.TableID)
+	defer w.watch.remove(l.TableID, watched)
 	s := schedule{expiryInterval: w.expiryInterval(), checkInterval: w.cfg.PartitionCheckInterval,
-		statsInterval: w.cfg.StatisticsInterval, merged: mergedCache{}}
+		statsInterval: w.cfg.StatisticsInterval, commitInterval: w.cfg.CommitInterval, collectAfter: w.cfg.CollectAfter,
+		merged: mergedCache{}}
 	for {
-		err := w.round(ctx, l, &s, log)
+		err := w.round(ctx, l, &s, s.gates(time.Now(), w.watch.state(watched)), log)
 		if errors.Is(err, errTableDeleted) {
 			log.Info("writer: table deleted; stopping")
 			return nil
@@ -101,6 +107,7 @@ func (w *Writer) Run(ctx context.Context, l cluster.Lease) error {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
+		case <-watched.wake:
 		}
 	}
 }
@@ -111,11 +118,23 @@ var errTableDeleted = errors.New("writer: table deleted")
 // schedule says when the writer's duties beyond the commit run
 // (docs/design.md §4.6): expiry and assembly every expiryInterval, the
 // partition check and collection every checkInterval, statistics every
-// statsInterval. A writer's first round runs them all.
+// statsInterval, each when its gate is open (gates). A writer's first
+// round runs them all.
 type schedule struct {
 	expiryInterval, checkInterval, statsInterval time.Duration
 	lastExpiry, lastCheck, lastStats             time.Time
 	lastAssembly                                 time.Time
+	// commitInterval and collectAfter are Config's.
+	commitInterval, collectAfter time.Duration
+	// lastCommit is when the last commit started.
+	lastCommit time.Time
+	// started: the first round ran.
+	started bool
+	// The state each gated duty last ran on (ran), and when the heads
+	// last changed (changed).
+	ran     map[duty]ranOn
+	heads   string
+	changed time.Time
 	// merged are the sketches the statistics merged last (statistics.go).
 	merged mergedCache
 	// assemblyFrom is the partition the next assembly pass starts from
@@ -149,11 +168,14 @@ func due(now time.Time, last *time.Time, every time.Duration) bool {
 }
 
 // round is one round of the writer of l's table: the commit of the table
-// and of its dead-letter table, then the duties s says are due. It returns
-// errTableDeleted when the table is gone. Failures of expiry (other than
-// fencing), of the partition check and of collection are logged, not
-// returned: the next round that has them due tries again.
-func (w *Writer) round(ctx context.Context, l cluster.Lease, s *schedule, log *slog.Logger) error {
+// and of its dead-letter table, then the duties s says are due, of those
+// g lets run. It returns errTableDeleted when the table is gone. Failures
+// of expiry (other than fencing), of the partition check and of collection
+// are logged, not returned: the next round that has them due tries again.
+func (w *Writer) round(ctx context.Context, l cluster.Lease, s *schedule, g gates, log *slog.Logger) error {
+	if g.none() {
+		return nil // idle: nothing changed that a duty depends on
+	}
 	t, err := tables.Get(ctx, w.pool, l.TableID)
 	if errors.Is(err, tables.ErrNotFound) {
 		return errTableDeleted
@@ -165,43 +187,62 @@ func (w *Writer) round(ctx context.Context, l cluster.Lease, s *schedule, log *s
 	if err != nil {
 		return err
 	}
-	for _, tbl := range []*tables.Table{t, dlq} {
-		if err := w.commit(ctx, l, tbl); err != nil {
-			return err
+	if g.commit {
+		for _, tbl := range []*tables.Table{t, dlq} {
+			if err := w.commit(ctx, l, tbl); err != nil {
+				return err
+			}
 		}
 	}
-	if s.statsDue(time.Now()) {
+	if g.allows(dutyStats) && s.statsDue(time.Now()) {
+		ok := true
 		for _, tbl := range []*tables.Table{t, dlq} {
 			if tbl == nil {
 				continue
 			}
 			if _, err := w.statistics(ctx, l, tbl, s.merged); errors.Is(err, pgstore.ErrFenced) {
 				return err
-			} else if err != nil && ctx.Err() == nil {
-				log.Warn("writer: statistics failed, will retry", "table", tbl.FullName(), "err", err)
+			} else if err != nil {
+				ok = false
+				if ctx.Err() == nil {
+					log.Warn("writer: statistics failed, will retry", "table", tbl.FullName(), "err", err)
+				}
 			}
 		}
+		s.done(dutyStats, g, ok)
 	}
-	if s.expiryDue(time.Now()) {
-		if err := w.expire(ctx, l, t, dlq); errors.Is(err, pgstore.ErrFenced) {
+	if g.allows(dutyExpiry) && s.expiryDue(time.Now()) {
+		err := w.expire(ctx, l, t, dlq)
+		if errors.Is(err, pgstore.ErrFenced) {
 			return err
 		} else if err != nil && ctx.Err() == nil {
 			log.Warn("writer: expiry failed, will retry", "err", err)
 		}
+		s.done(dutyExpiry, g, err == nil)
 	}
-	if s.assemblyDue(time.Now()) {
-		if err := w.assemble(ctx, l, t, dlq, &s.assemblyFrom); errors.Is(err, pgstore.ErrFenced) {
+	if g.allows(dutyAssembly) && s.assemblyDue(time.Now()) {
+		err := w.assemble(ctx, l, t, dlq, &s.assemblyFrom)
+		if errors.Is(err, pgstore.ErrFenced) {
 			return err
 		} else if err != nil && ctx.Err() == nil {
 			log.Warn("writer: assembly failed, will retry", "err", err)
 		}
+		s.done(dutyAssembly, g, err == nil)
 	}
-	if s.checkDue(time.Now()) {
-		if err := w.checkPartitions(ctx, t); err != nil {
-			log.Warn("writer: partition check failed", "err", err)
+	if (g.allows(dutyCheck) || g.allows(dutyCollect)) && s.checkDue(time.Now()) {
+		if g.allows(dutyCheck) {
+			err := w.checkPartitions(ctx, t)
+			if err != nil {
+				log.Warn("writer: partition check failed", "err", err)
+			}
+			s.done(dutyCheck, g, err == nil)
 		}
-		if err := w.collect(ctx, l, t, dlq); err != nil {
-			log.Warn("writer: collection failed", "err", err)
+		if g.allows(dutyCollect) {
+			err := w.collect(ctx, l, t, dlq)
+			if err != nil {
+				log.Warn("writer: collection failed", "err", err)
+			}
+			s.done(dutyCollect, g, err == nil)
 		}
 	}
 	return nil

@@ -1,0 +1,27 @@
+-- What a node's writers need to know of their tables each commit interval,
+-- read once for all of them (docs/design.md §4.6, idle rounds). Per table:
+-- pending, whether a commit round has work (an indexed data file of the
+-- table or of its dead-letter table not committed yet, or a partition
+-- indexed past the content end of either); rebuild, whether a live data
+-- file of either is marked for re-indexing; the metadata locations of both
+-- (every commit changes one) and their current snapshots (a commit of
+-- statistics changes the location, not the snapshot); the topic; and how
+-- many partitions the table has leases for. A table that is gone has no
+-- row.
+-- $1 ids of tables (not dead-letter tables).
+SELECT t.id,
+  EXISTS (SELECT 1 FROM data_files f
+          WHERE f.table_id IN (t.id, d.id) AND f.committed_snapshot_id IS NULL AND f.removed_snapshot_id IS NULL)
+  OR EXISTS (SELECT 1 FROM content_ends c
+             CROSS JOIN LATERAL (SELECT r.end_offset FROM ranges r
+                                 WHERE r.table_id = t.id AND r.partition = c.partition
+                                 ORDER BY r.start_offset DESC LIMIT 1) l
+             WHERE c.table_id IN (t.id, d.id) AND l.end_offset > c.end_offset),
+  EXISTS (SELECT 1 FROM data_files f
+          WHERE f.table_id IN (t.id, d.id) AND f.needs_rebuild AND f.removed_snapshot_id IS NULL),
+  t.metadata_location || ' ' || coalesce(d.metadata_location, ''),
+  coalesce(t.current_snapshot_id::text, '') || ' ' || coalesce(d.current_snapshot_id::text, ''),
+  t.topic,
+  (SELECT count(*) FROM partitions p WHERE p.table_id = t.id)::int
+FROM tables t LEFT JOIN tables d ON d.dlq_of = t.id
+WHERE t.id = ANY($1);
