@@ -226,7 +226,9 @@ type gates struct {
 	// open are the duties whose inputs changed since they last ran and
 	// whose interval has passed.
 	open [duties]bool
-	// heads, snapshots and logStarts are the look's, recorded by done.
+	// heads, snapshots and logStarts are the look's, and now the round's
+	// time, recorded by done.
+	now              time.Time
 	heads, snapshots string
 	logStarts        map[int32]int64
 }
@@ -255,7 +257,7 @@ func (s *schedule) gates(now time.Time, st *tableState) gates {
 	if s.ran == nil {
 		s.ran = map[duty]ranOn{}
 	}
-	var g gates
+	g := gates{now: now}
 	last := [duties]time.Time{s.lastStats, s.lastExpiry, s.lastAssembly, s.lastCheck, s.lastCheck}
 	every := [duties]time.Duration{s.statsInterval, s.expiryInterval, s.expiryInterval, s.checkInterval, s.checkInterval}
 	if !s.started || st == nil || now.Sub(st.at) > watchStale*s.commitInterval {
@@ -304,6 +306,6 @@ func (g gates) allows(d duty) bool { return g.open[d] }
 // failed duty stays open, to be tried again when next due.
 func (s *schedule) done(d duty, g gates, ok bool) {
 	if ok {
-		s.ran[d] = ranOn{heads: g.heads, snapshots: g.snapshots, logStarts: g.logStarts, at: time.Now()}
+		s.ran[d] = ranOn{heads: g.heads, snapshots: g.snapshots, logStarts: g.logStarts, at: g.now}
 	}
 }

@@ -1,0 +1,103 @@
+package writer_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minkhq/mink/indexer"
+	"github.com/minkhq/mink/internal/testkit"
+	"github.com/minkhq/mink/tables"
+	"github.com/minkhq/mink/writer"
+)
+
+// statements counts the statements a pool sends, by their first line.
+type statements struct {
+	mu   sync.Mutex
+	seen map[string]int
+}
+
+func (s *statements) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	first, _, _ := strings.Cut(strings.TrimSpace(d.SQL), "\n")
+	s.mu.Lock()
+	s.seen[first]++
+	s.mu.Unlock()
+	return ctx
+}
+
+func (s *statements) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// take returns the statements seen since the last take.
+func (s *statements) take() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.seen
+	s.seen = map[string]int{}
+	return out
+}
+
+// watchLine is the first line of writer/sql/watch.sql.
+const watchLine = "-- What a node's writers need to know of their tables each commit interval,"
+
+// TestIdleWriter: once a table is committed and its duties ran on the new
+// snapshot, its writer sends nothing to Postgres but the node's one look
+// per commit interval (no commit, no per-table query) while nothing
+// arrives; the next record is committed.
+func TestIdleWriter(t *testing.T) {
+	ctx := context.Background()
+	f := testkit.NewFixture(t, 2, tables.Definition{Namespace: "t", Name: "idle", Topic: "idle", ValueFormat: "raw"})
+	tbl := f.Table
+	cl := f.Producer(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	ix := indexer.New(f.Pool, f.Client, indexer.Config{FlushInterval: 20 * time.Millisecond})
+	for p := int32(0); p < 2; p++ {
+		l := f.Take(t, tables.PartitionScope(tbl.ID, p), "node-a")
+		testkit.Start(t, func(ctx context.Context) error { return ix.Run(ctx, l) })
+	}
+	cfg := f.Pool.Config()
+	traced := &statements{seen: map[string]int{}}
+	cfg.ConnConfig.Tracer = traced
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	defer pool.Close()
+	w := writer.New(pool, f.Client, writer.Config{CommitInterval: 50 * time.Millisecond,
+		StatisticsInterval: 100 * time.Millisecond, PartitionCheckInterval: 100 * time.Millisecond})
+	wl := f.Take(t, tables.WriterScope(tbl.ID), "node-a")
+	testkit.Start(t, func(ctx context.Context) error { return w.Run(ctx, wl) })
+
+	committed := func() (n int64) {
+		require.NoError(t, f.Pool.QueryRow(ctx, `SELECT coalesce(sum(record_count), 0) FROM data_files
+			WHERE table_id = $1 AND committed_snapshot_id IS NOT NULL`, tbl.ID).Scan(&n))
+		return n
+	}
+	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Topic: "idle", Partition: 0, Value: []byte("a")},
+		&kgo.Record{Topic: "idle", Partition: 1, Value: []byte("b")}).FirstErr())
+	testkit.WaitFor(t, "2 records committed", func() bool { return committed() == 2 })
+
+	// The duties that follow the commit (statistics, expiry, assembly,
+	// collection) run once; then only the look.
+	testkit.WaitFor(t, "a quiet writer", func() bool {
+		traced.take()
+		time.Sleep(300 * time.Millisecond)
+		return len(traced.take()) == 1
+	})
+	var snapshots int
+	require.NoError(t, f.Pool.QueryRow(ctx, `SELECT count(*) FROM snapshots WHERE table_id = $1`, tbl.ID).Scan(&snapshots))
+	time.Sleep(time.Second) // 20 commit intervals
+	seen := traced.take()
+	require.GreaterOrEqual(t, seen[watchLine], 10, "the node looks every commit interval")
+	delete(seen, watchLine)
+	require.Empty(t, seen, "no other statement while nothing arrives")
+	var after int
+	require.NoError(t, f.Pool.QueryRow(ctx, `SELECT count(*) FROM snapshots WHERE table_id = $1`, tbl.ID).Scan(&after))
+	require.Equal(t, snapshots, after, "no commit while nothing arrives")
+
+	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Topic: "idle", Partition: 1, Value: []byte("c")}).FirstErr())
+	testkit.WaitFor(t, "the next record committed", func() bool { return committed() == 3 })
+}
