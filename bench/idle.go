@@ -38,7 +38,7 @@ const (
 	// committed.
 	idleSetupTimeout = 5 * time.Minute
 	// idleSettle is the wait between the last commit and the window.
-	idleSettle = 40 * time.Second
+	idleSettle = 70 * time.Second
 )
 
 // Figure names of the idle scenario.
@@ -57,9 +57,10 @@ func init() {
 with default settings (lease_ttl 30 s, commit interval 2 s), a kfake broker in a process
 of its own (bench/kfake) and a throwaway PostgreSQL server. The nodes start first, then
 the tables are created and %d records produced to every partition; once every partition
-is indexed, every data file committed and the leases held, the scenario waits 40 s more
-(what follows a table's last commit runs once: statistics within 30 s, collection of
-the metadata file they replace) and measures the CPU time (utime+stime in /proc) of the
+is indexed, every data file committed and the leases held, the scenario waits 70 s more
+(what follows a table's last commit runs once: statistics within 30 s, then collection
+of the metadata file they replace within 30 s; collection runs once more 10 min after
+the last commit, outside the window) and measures the CPU time (utime+stime in /proc) of the
 nodes, of the kfake process and of the postmaster's process tree (its live children,
 and the children it reaped) over a 30 s window in which nothing is produced, read or
 queried. Millicores = CPU-ms / window-s. The machine's other work adds to them: the
@@ -198,7 +199,8 @@ func idleRun(ctx context.Context, h *H, bin, kbin, pgBase, dir string, window ti
 	}
 	h.Logf("indexed and committed %d partitions in %v", idleTables*idlePartitions, time.Since(start).Round(time.Millisecond))
 	// What follows a table's last commit runs once: statistics (every
-	// 30 s), then collection of the metadata file it replaced.
+	// 30 s), then collection of the metadata file they replaced (every
+	// 30 s).
 	if !sleep(ctx, idleSettle) {
 		return r, ctx.Err()
 	}
