@@ -153,17 +153,6 @@ func (s *scaleSim) event(at int64) {
 	}
 }
 
-// live returns the nodes whose rows have not expired at the current time.
-func (s *scaleSim) live() []string {
-	var ids []string
-	for _, m := range s.members {
-		if m.rowExpires > s.now {
-			ids = append(ids, m.id)
-		}
-	}
-	return ids
-}
-
 // running returns the nodes that have not crashed.
 func (s *scaleSim) running() []*simMember {
 	var ms []*simMember
