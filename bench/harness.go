@@ -150,6 +150,12 @@ func (h *H) Postgres(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return newSchema(ctx, base)
+}
+
+// newSchema creates a fresh schema on the server at base and returns a URL
+// whose search_path is it.
+func newSchema(ctx context.Context, base string) (string, error) {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	schema := "b_" + hex.EncodeToString(b[:])

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -154,7 +153,7 @@ func idleRun(ctx context.Context, h *H, bin, kbin, pgBase, dir string, window ti
 	if err := idleWaitLine(ctx, kp, "ready", 30*time.Second); err != nil {
 		return r, fmt.Errorf("kfake: %w", err)
 	}
-	pgURL, err := idleSchema(ctx, pgBase)
+	pgURL, err := newSchema(ctx, pgBase)
 	if err != nil {
 		return r, err
 	}
@@ -265,28 +264,6 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-time.After(d):
 		return true
 	}
-}
-
-// idleSchema creates a fresh schema on the server at base and returns a
-// URL whose search_path is it.
-func idleSchema(ctx context.Context, base string) (string, error) {
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close(ctx)
-	schema := fmt.Sprintf("idle_%d", time.Now().UnixNano())
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		return "", err
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		return "", err
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String(), nil
 }
 
 // idleWaitLine waits until p's log has a line equal to line.
