@@ -47,4 +47,6 @@ type Member struct {
 	// Starting is true in the member's first lease_ttl/3 after it
 	// registered (database clock): it takes no lease yet (§3.3).
 	Starting bool
+	// MaxPartitions is the member's max_partitions (0 = no cap).
+	MaxPartitions int
 }

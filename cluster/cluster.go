@@ -226,7 +226,7 @@ func (c *Cluster) round(ctx context.Context, start time.Time) error {
 	starting := c.startingAt(start, trusted)
 	st := State{Me: c.cfg.NodeID, Roles: c.cfg.Roles, Leases: leases, MaxPartitions: c.cfg.MaxPartitions, Starting: starting}
 	for _, m := range members {
-		st.Nodes = append(st.Nodes, Node{ID: m.ID, Roles: m.Roles, Starting: m.Starting})
+		st.Nodes = append(st.Nodes, Node{ID: m.ID, Roles: m.Roles, Starting: m.Starting, MaxPartitions: m.MaxPartitions})
 	}
 	acts := Plan(st)
 	for _, scope := range acts.Release {
@@ -275,7 +275,7 @@ func (c *Cluster) startingAt(start time.Time, trusted bool) bool {
 // register upserts the node row with expires_at = now() + lease_ttl.
 func (c *Cluster) register(ctx context.Context) error {
 	var inserted bool
-	err := c.pool.QueryRow(ctx, sqlNodeUpsert, c.cfg.NodeID, c.cfg.AdvertiseURL, c.cfg.Roles, c.ttlUS, c.instance).Scan(&inserted)
+	err := c.pool.QueryRow(ctx, sqlNodeUpsert, c.cfg.NodeID, c.cfg.AdvertiseURL, c.cfg.Roles, c.ttlUS, c.instance, c.cfg.MaxPartitions).Scan(&inserted)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("%w: %s (waiting for its row to expire)", ErrNodeIDInUse, c.cfg.NodeID)
 	}
@@ -345,7 +345,7 @@ func (c *Cluster) read(ctx context.Context) ([]Member, []LeaseState, error) {
 	}
 	var members []Member
 	var m Member
-	_, err = pgx.ForEachRow(rows, []any{&m.ID, &m.AdvertiseURL, &m.Roles, &m.ExpiresAt, &m.Starting}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&m.ID, &m.AdvertiseURL, &m.Roles, &m.ExpiresAt, &m.Starting, &m.MaxPartitions}, func() error {
 		members = append(members, m)
 		m = Member{}
 		return nil

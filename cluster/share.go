@@ -43,6 +43,9 @@ type Node struct {
 	// registered (nodes.started_at, by the database clock): it takes
 	// nothing yet, so the others hold its bound for it (see Plan).
 	Starting bool
+	// MaxPartitions is the node's max_partitions (0 = no cap), from its
+	// row: every node plans with every node's own cap.
+	MaxPartitions int
 }
 
 // LeaseState is one lease row.
@@ -114,7 +117,7 @@ func Plan(s State) Actions {
 	indexers := indexingNodes(s)
 	tables := tablesOf(s.Leases)
 
-	all := bounds(tables, indexers, s.MaxPartitions)
+	all := bounds(tables, indexers, capsOf(s, indexers))
 	bound := all[s.Me]
 	if !s.Starting {
 		bound = lend(s, tables, indexers, all)
@@ -193,6 +196,17 @@ func indexingNodes(s State) []string {
 	}
 	slices.Sort(ids)
 	return slices.Compact(ids)
+}
+
+// capsOf returns the max_partitions of each indexing node (0 = no cap):
+// Me's from s.MaxPartitions, the others' from their rows.
+func capsOf(s State, indexers []string) map[string]int {
+	caps := make(map[string]int, len(indexers))
+	for _, n := range s.Nodes {
+		caps[n.ID] = n.MaxPartitions
+	}
+	caps[s.Me] = s.MaxPartitions
+	return caps
 }
 
 // table is one table's leases.
@@ -285,27 +299,43 @@ func share(p, n int) int { return (p + n - 1) / n }
 // to its partition count and each node's to the floor or the ceiling of
 // all partitions / nodes, so every node is within one lease of the mean.
 //
-// With a binding cap, each node's bounds add up to at most maxPartitions
-// and a table's bounds add up to its partition count whenever the caps
+// With a binding cap (some node's max_partitions below ceil(all
+// partitions / nodes)), each node's bounds add up to at most its room, and
+// a table's bounds add up to its partition count whenever the rooms
 // together allow it, so no partition waits for a node that may not take
-// it. They are filled table by table, each partition going to the node
-// with the most room left (ties: the node preferring the table's id most).
-// Keeping the room as even as possible is what lets every later table find
-// enough distinct nodes for its partitions. Room left over is then spread
-// up to the share, so that a node keeps what it holds where the caps allow.
-func bounds(tables []table, indexers []string, maxPartitions int) map[string][]int {
+// it. A node's room is its cap; an uncapped node's (and a capped one's
+// above it) is the water level: the least level L at which the
+// nodes, each holding min(cap, L), could hold every partition. So the
+// nodes without a binding cap share evenly what the capped ones cannot
+// hold. The bounds are filled table by table, each partition going to the
+// node with the most room left (ties: the node preferring the table's id
+// most). Keeping the room as even as possible is what lets every later
+// table find enough distinct nodes for its partitions. Room left over is
+// then spread up to the share, so that a node keeps what it holds where
+// the rooms allow.
+func bounds(tables []table, indexers []string, caps map[string]int) map[string][]int {
 	out := make(map[string][]int, len(indexers))
 	total := 0
 	for _, t := range tables {
 		total += len(t.partitions)
 	}
-	if maxPartitions <= 0 || maxPartitions >= share(total, len(indexers)) {
+	binding := false
+	for _, n := range indexers {
+		if c := caps[n]; c > 0 && c < share(total, len(indexers)) {
+			binding = true
+		}
+	}
+	if !binding {
 		return balanced(tables, indexers)
 	}
+	level := waterLevel(indexers, caps, total)
 	room := make(map[string]int, len(indexers))
 	for _, n := range indexers {
 		out[n] = make([]int, len(tables))
-		room[n] = maxPartitions
+		room[n] = level
+		if c := caps[n]; c > 0 && c < room[n] {
+			room[n] = c
+		}
 	}
 	for i, t := range tables {
 		sh := share(len(t.partitions), len(indexers))
@@ -321,6 +351,19 @@ func bounds(tables []table, indexers []string, maxPartitions int) map[string][]i
 				}
 			}
 			if best == "" {
+				// The rooms are full here. A node without a cap may go
+				// above the level (the level only evens the load) rather
+				// than leave the partition to nobody.
+				for _, n := range indexers {
+					if out[n][i] >= sh || caps[n] > 0 && room[n] <= 0 {
+						continue
+					}
+					if best == "" || room[n] > room[best] || (room[n] == room[best] && prefers(n, best, key)) {
+						best = n
+					}
+				}
+			}
+			if best == "" {
 				break // the caps are full
 			}
 			out[best][i]++
@@ -329,12 +372,41 @@ func bounds(tables []table, indexers []string, maxPartitions int) map[string][]i
 	}
 	for _, n := range indexers {
 		for i, t := range tables {
-			add := min(share(len(t.partitions), len(indexers))-out[n][i], room[n])
+			add := max(0, min(share(len(t.partitions), len(indexers))-out[n][i], room[n]))
 			out[n][i] += add
 			room[n] -= add
 		}
 	}
 	return out
+}
+
+// waterLevel returns the least L such that the nodes, each holding
+// min(its cap, L) partitions (no cap: L), could hold total; when even the
+// caps cannot, the largest cap (every node at its cap).
+func waterLevel(indexers []string, caps map[string]int, total int) int {
+	hi := 0
+	for _, n := range indexers {
+		hi = max(hi, caps[n])
+	}
+	hi = max(hi, total)
+	lo := 0
+	for lo < hi {
+		mid := (lo + hi) / 2
+		sum := 0
+		for _, n := range indexers {
+			c := caps[n]
+			if c <= 0 || c > mid {
+				c = mid
+			}
+			sum += c
+		}
+		if sum >= total {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
 }
 
 // balanced returns bounds that add up to each table's partition count and,

@@ -32,6 +32,16 @@ type simNode struct {
 	roles []string
 	// starting makes the node plan with State.Starting.
 	starting bool
+	// cap is the node's own max_partitions when set (else the sim's).
+	cap int
+}
+
+// capOf is n's max_partitions in s.
+func (s *sim) capOf(n simNode) int {
+	if n.cap != 0 {
+		return n.cap
+	}
+	return s.cap
 }
 
 func (n simNode) indexer() bool { return slices.Contains(n.roles, RoleIndexer) }
@@ -69,9 +79,9 @@ func newSim(t *testing.T, rng *rand.Rand, partitions []int, cap int) *sim {
 func (s *sim) add(l LeaseState) { s.leases = append(s.leases, l) }
 
 func (s *sim) state(n simNode) State {
-	st := State{Me: n.id, Roles: n.roles, Leases: slices.Clone(s.leases), MaxPartitions: s.cap, Starting: n.starting}
+	st := State{Me: n.id, Roles: n.roles, Leases: slices.Clone(s.leases), MaxPartitions: s.capOf(n), Starting: n.starting}
 	for _, m := range s.nodes {
-		st.Nodes = append(st.Nodes, Node{ID: m.id, Roles: m.roles, Starting: m.starting})
+		st.Nodes = append(st.Nodes, Node{ID: m.id, Roles: m.roles, Starting: m.starting, MaxPartitions: s.capOf(m)})
 	}
 	return st
 }
@@ -438,7 +448,7 @@ func TestBoundsBalanced(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			cap = rng.IntN(100) // binding or not
 		}
-		b := bounds(tables, ids, cap)
+		b := bounds(tables, ids, uniformCaps(ids, cap))
 		total := 0
 		for _, tb := range tables {
 			total += len(tb.partitions)
@@ -467,7 +477,7 @@ func TestBoundsBalanced(t *testing.T) {
 			}
 		}
 		rng.Shuffle(len(s.leases), func(i, j int) { s.leases[i], s.leases[j] = s.leases[j], s.leases[i] })
-		require.Equal(t, b, bounds(tablesOf(s.leases), ids, cap))
+		require.Equal(t, b, bounds(tablesOf(s.leases), ids, uniformCaps(ids, cap)))
 	})
 }
 
@@ -505,4 +515,80 @@ func TestPlanLendsStartingBounds(t *testing.T) {
 		require.LessOrEqual(t, s.converge(), 4, "3 rounds that move leases, then a quiet one")
 		s.check()
 	})
+}
+
+// TestPlanMixedCaps: nodes with max_partitions of their own (some below
+// the mean, others none) still hold every partition, each node within its
+// own cap and the shares (found by a trial: every node planned with its own
+// cap for all, and one capped node left partitions unheld forever).
+func TestPlanMixedCaps(t *testing.T) {
+	t.Parallel()
+	forSeeds(t, 200, 6, func(t *testing.T, rng *rand.Rand) {
+		parts := make([]int, 1+rng.IntN(40))
+		total := 0
+		for i := range parts {
+			parts[i] = 1 + rng.IntN(6)
+			total += parts[i]
+		}
+		s := newSim(t, rng, parts, 0)
+		n := 2 + rng.IntN(6)
+		for i := range n {
+			nd := simNode{id: fmt.Sprintf("n%02d", i), roles: []string{RoleIndexer, RoleServer}}
+			if i > 0 && rng.IntN(3) == 0 { // n00 is never capped
+				nd.cap = 1 + rng.IntN(max(1, total/n))
+			}
+			s.nodes = append(s.nodes, nd)
+		}
+		s.converge()
+		indexers := make([]string, len(s.nodes))
+		for i, nd := range s.nodes {
+			indexers[i] = nd.id
+		}
+		perTable := map[int64]int{}
+		for _, l := range s.leases {
+			if l.Kind == KindPartition {
+				perTable[l.TableID]++
+			}
+		}
+		// The uncapped nodes alone can hold every table within the shares.
+		uncapped := 0
+		for _, nd := range s.nodes {
+			if nd.cap == 0 {
+				uncapped++
+			}
+		}
+		feasible := true
+		for _, p := range perTable {
+			feasible = feasible && share(p, n)*uncapped >= p
+		}
+		held := map[string]int{}
+		free := 0
+		for _, l := range s.leases {
+			if l.Kind != KindPartition {
+				continue
+			}
+			if l.Free {
+				free++
+				continue
+			}
+			held[l.Holder]++
+		}
+		for _, nd := range s.nodes {
+			if nd.cap > 0 {
+				require.LessOrEqual(t, held[nd.id], nd.cap, "%s above its max_partitions", nd.id)
+			}
+		}
+		if feasible {
+			require.Zero(t, free, "partitions unheld although the nodes without a cap could hold them (held %v, caps %v)", held, s.nodes)
+		}
+	})
+}
+
+// uniformCaps gives every node in ids the cap c.
+func uniformCaps(ids []string, c int) map[string]int {
+	caps := make(map[string]int, len(ids))
+	for _, id := range ids {
+		caps[id] = c
+	}
+	return caps
 }
