@@ -4,7 +4,10 @@ import (
 	"cmp"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -77,6 +80,12 @@ func (cfg Config) Validate() error {
 func (cfg Config) check() error {
 	if err := cmp.Or(settings.Required("node_id", cfg.NodeID), settings.Negative(cfg)); err != nil {
 		return err
+	}
+	// A node id is shown by mink status in a terminal and in the console:
+	// no control characters (an escape sequence or a newline would rewrite
+	// what an operator sees), valid UTF-8, at most 255 bytes.
+	if len(cfg.NodeID) > 255 || !utf8.ValidString(cfg.NodeID) || strings.ContainsFunc(cfg.NodeID, unicode.IsControl) {
+		return settings.Errorf("node_id", "%q must be valid UTF-8 of at most 255 bytes without control characters", cfg.NodeID)
 	}
 	if cfg.MaxPartitions < 0 {
 		return settings.Errorf("max_partitions", "must be 0 (no cap) or more, not %d", cfg.MaxPartitions)

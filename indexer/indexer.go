@@ -179,6 +179,9 @@ func (ix *Indexer) start(ctx context.Context, l cluster.Lease) *partition {
 			log.Info("indexer: table deleted; stopping")
 			return nil
 		}
+		if ctx.Err() != nil {
+			return nil // released while starting: not a failure
+		}
 		log.Warn("indexer: cannot start, retrying", "err", err)
 		if !sleep(ctx, time.Second) {
 			return nil
@@ -200,10 +203,22 @@ func (ix *Indexer) poll(ctx context.Context, p *partition, wait time.Duration) (
 		ix.m.lag.With(p.labels).Set(float64(max(0, o.LastStable-p.next)))
 	}
 	if err != nil {
-		p.log.Warn("indexer: fetch failed", "err", err)
+		// One warning per outage and partition, not one a second: at
+		// thousands of partitions a Kafka outage would flood the log.
+		if !p.fetchFailing {
+			p.log.Warn("indexer: fetch failed; retrying (logged again when it succeeds)", "err", err)
+			p.fetchFailing = true
+		} else {
+			p.log.Debug("indexer: fetch failed", "err", err)
+		}
 		if !sleep(ctx, 500*time.Millisecond) {
 			return nil, false
 		}
+		return recs, true
+	}
+	if p.fetchFailing {
+		p.log.Info("indexer: fetches succeed again")
+		p.fetchFailing = false
 	}
 	return recs, true
 }
@@ -325,6 +340,8 @@ type partition struct {
 	// unknownLogged: the first range with unknown JSON fields is logged,
 	// the others only counted.
 	unknownLogged bool
+	// fetchFailing is true from a failed fetch to the next good one.
+	fetchFailing bool
 }
 
 // indexedRange is a cut range and its built data files.

@@ -58,6 +58,8 @@ func TestValidateRejectsNegatives(t *testing.T) {
 			c.SchemaRegistry = schemas.RegistryConfig{URL: "https://r", CAFile: "/nonexistent/ca.pem"}
 		},
 		"listen ":           func(c *Config) { c.Listen = "127.0.0.1:99999" },
+		"node_id":           func(c *Config) { c.NodeID = "evil\x1b[2J\nfake line" },
+		"node_id ":          func(c *Config) { c.NodeID = "bad\xffutf8" },
 		"auth":              func(c *Config) { c.Auth = "open" },
 		"token_ttl":         func(c *Config) { c.TokenTTL = -time.Second },
 		"credentials_ttl":   func(c *Config) { c.CredentialsTTL = -time.Second },
