@@ -144,6 +144,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	path := r.URL.Path
 	if strings.HasPrefix(path, "/ui/assets/") {
+		if strings.HasSuffix(path, "/") { // files only, no listing
+			h.message(w, r, http.StatusNotFound, "No such page: "+path+". The console is at /ui.")
+			return
+		}
 		h.assets.ServeHTTP(w, r)
 		return
 	}

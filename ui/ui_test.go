@@ -122,7 +122,7 @@ func TestMethodsHeadersFragments(t *testing.T) {
 		require.Contains(t, resp.Header.Get("Content-Type"), ctype, path)
 		require.NotEmpty(t, body, path)
 	}
-	for _, path := range []string{"/ui/tables/ns.nope", "/ui/nothing", "/ui/assets/nope.js"} {
+	for _, path := range []string{"/ui/tables/ns.nope", "/ui/nothing", "/ui/assets/nope.js", "/ui/assets/"} {
 		resp, _ := testkit.Get(t, srv.URL+path)
 		require.Equal(t, http.StatusNotFound, resp.StatusCode, path)
 	}
