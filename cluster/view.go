@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -83,13 +84,7 @@ func (v *leaseView) read(ctx context.Context, q pgxQuerier) ([]LeaseState, viewR
 	}
 	v.snapshot = r.snapshot
 	if v.scopes == nil {
-		v.scopes = slices.Sorted(func(yield func(string) bool) {
-			for s := range v.rows {
-				if !yield(s) {
-					return
-				}
-			}
-		})
+		v.scopes = slices.Sorted(maps.Keys(v.rows))
 	}
 	out := make([]LeaseState, len(v.scopes))
 	for i, s := range v.scopes {
