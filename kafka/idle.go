@@ -168,6 +168,7 @@ func (f *idleFetch) round(parked map[*Reader]*parking, refresh bool) bool {
 	}
 	leaders, err := leadersOf(ctx, f.cl, topics, refresh)
 	if err != nil {
+		f.refreshNext()
 		f.wakeAll(parked)
 		return false
 	}
@@ -243,11 +244,15 @@ func (f *idleFetch) fetch(ctx context.Context, broker int32, ps map[*Reader]*par
 	f.requests.Add(1)
 	kresp, err := f.cl.Broker(int(broker)).Request(ctx, req)
 	if err != nil {
+		// The broker may be gone: its partitions' new leaders are in
+		// fresh metadata.
+		f.refreshNext()
 		f.wakeAll(ps)
 		return ctx.Err() != nil
 	}
 	resp := kresp.(*kmsg.FetchResponse)
 	if resp.ErrorCode != 0 {
+		f.refreshNext()
 		f.wakeAll(ps)
 		return false
 	}
@@ -268,11 +273,16 @@ func (f *idleFetch) fetch(ctx context.Context, broker int32, ps map[*Reader]*par
 				p := ps[r]
 				if rp.ErrorCode != 0 || len(rp.RecordBatches) > 0 {
 					if rp.ErrorCode != 0 {
-						f.mu.Lock()
-						f.refresh = true
-						f.mu.Unlock()
+						f.refreshNext()
 					}
 					f.deliver(r, p, rp)
+					continue
+				}
+				if rp.LastStableOffset > p.offset {
+					// Records are there but none came: the request's
+					// bytes ran out before this partition. The reader's
+					// own fetch returns at least one whole batch.
+					f.deliver(r, p, nil)
 					continue
 				}
 				// Still caught up: only the offsets are news.
@@ -281,6 +291,13 @@ func (f *idleFetch) fetch(ctx context.Context, broker int32, ps map[*Reader]*par
 		}
 	}
 	return true
+}
+
+// refreshNext asks for fresh metadata before the next request.
+func (f *idleFetch) refreshNext() {
+	f.mu.Lock()
+	f.refresh = true
+	f.mu.Unlock()
 }
 
 // deliver hands rp to r, if r is still parked as p, and unparks it.

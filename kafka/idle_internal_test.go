@@ -203,3 +203,52 @@ func TestIdleFetchOneRequest(t *testing.T) {
 	require.Equal(t, []string{"1:second of 7"}, values(data(recs)))
 	waitParked(t, kc, n)
 }
+
+// TestReaderCutBatch: when the idle fetch's answer for a partition is a
+// record batch cut at the partition's byte limit (a batch larger than it,
+// behind another partition's data in the same response), the reader makes
+// no progress from it and reads the batch with a fetch of its own instead
+// of parking again at the same offset.
+func TestReaderCutBatch(t *testing.T) {
+	ctx := context.Background()
+	kf, kc := idleKafka(t, "cut", 1)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.DefaultProduceTopic("cut"))
+	require.NoError(t, err)
+	defer cl.Close()
+	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: []byte("a0")}).FirstErr())
+	r, err := kc.NewReader("cut", 0, 0)
+	require.NoError(t, err)
+	defer r.Close()
+	pollUntil(t, r, 1)
+	waitParked(t, kc, 1)
+
+	// Every idle fetch now answers with the head of a batch at offset 1
+	// whose length runs past the bytes sent.
+	cut := make([]byte, 30)
+	cut[7] = 1                                    // base offset 1
+	cut[8], cut[9], cut[10], cut[11] = 0, 0, 4, 0 // length 1024
+	kf.ControlKey(int16(kmsg.Fetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		kf.KeepControl()
+		fr := req.(*kmsg.FetchRequest)
+		if fr.MaxWaitMillis != int32(idleMaxWait/time.Millisecond) {
+			return nil, nil, false
+		}
+		resp := fr.ResponseKind().(*kmsg.FetchResponse)
+		resp.Version = fr.Version
+		for _, rt := range fr.Topics {
+			st := kmsg.NewFetchResponseTopic()
+			st.Topic, st.TopicID = rt.Topic, rt.TopicID
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewFetchResponseTopicPartition()
+				sp.Partition = rp.Partition
+				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = 2, 2, 0
+				sp.RecordBatches = cut
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: []byte("b1")}).FirstErr())
+	require.Equal(t, []string{"1:b1"}, values(data(pollUntil(t, r, 2))))
+}

@@ -284,7 +284,8 @@ func (r *Reader) fetch(ctx context.Context) ([]*kgo.Record, error) {
 		var fp kgo.FetchPartition
 		var next int64
 		var err error
-		if parked != nil {
+		fromIdle := parked != nil
+		if fromIdle {
 			fp, next = processFetchWith(processOpts(r.topic, r.partition, r.next, o), parked, r.dec)
 			parked = nil
 		} else {
@@ -335,6 +336,12 @@ func (r *Reader) fetch(ctx context.Context) ([]*kgo.Record, error) {
 		}
 		if moved {
 			continue // batches of aborted transactions only: read on
+		}
+		if fromIdle {
+			// The idle answer held a batch but no progress: a batch cut
+			// at the partition's limit in a fetch of many partitions.
+			// The reader's own fetch returns at least one whole batch.
+			continue
 		}
 		// Caught up: wait in the idle fetch.
 		if parked, err = r.park(ctx); err != nil || ctx.Err() != nil {

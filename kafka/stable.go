@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // LastStableOffsets returns the last stable offset of every partition of
@@ -35,33 +36,47 @@ func (c *Client) LastStableOffsets(ctx context.Context, topic string) (map[int32
 // topics, by topic (one metadata and one ListOffsets request per broker for
 // all of them): what a node's writers compare, once per expiry interval,
 // to notice records deleted below the log start offset (docs/design.md
-// §4.6). A topic Kafka does not know is left out.
-func (c *Client) LogStarts(ctx context.Context, topics []string) (map[string]map[int32]int64, error) {
-	out := map[string]map[int32]int64{}
+// §4.6). A topic is in starts only when every partition of it answered; a
+// topic with a failed partition (no leader, not authorized) is in errs
+// instead, so it holds up only itself. A topic Kafka does not know is in
+// neither. err is set, and both maps nil, only when the request failed.
+func (c *Client) LogStarts(ctx context.Context, topics []string) (starts map[string]map[int32]int64, errs map[string]error, err error) {
+	starts, errs = map[string]map[int32]int64{}, map[string]error{}
 	if len(topics) == 0 {
-		return out, nil
+		return starts, errs, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	offs, err := c.adm.ListStartOffsets(ctx, topics...)
-	if err != nil {
-		return nil, unavailable(err)
+	if se, ok := errors.AsType[*kadm.ShardErrors](err); ok && !se.AllFailed {
+		// Some brokers answered (a partition without a leader, a broker
+		// down): the topics of the failed requests failed, not the rest.
+		for _, e := range se.Errs {
+			if req, ok := e.Req.(*kmsg.ListOffsetsRequest); ok {
+				for _, rt := range req.Topics {
+					errs[rt.Topic] = unavailable(e.Err)
+				}
+			}
+		}
+		err = nil
 	}
-	var first error
+	if err != nil {
+		return nil, nil, unavailable(err)
+	}
 	offs.Each(func(o kadm.ListedOffset) {
 		if o.Err != nil {
-			if !errors.Is(o.Err, kerr.UnknownTopicOrPartition) && first == nil {
-				first = o.Err
+			if !errors.Is(o.Err, kerr.UnknownTopicOrPartition) && errs[o.Topic] == nil {
+				errs[o.Topic] = unavailable(o.Err)
 			}
 			return
 		}
-		if out[o.Topic] == nil {
-			out[o.Topic] = map[int32]int64{}
+		if starts[o.Topic] == nil {
+			starts[o.Topic] = map[int32]int64{}
 		}
-		out[o.Topic][o.Partition] = o.Offset
+		starts[o.Topic][o.Partition] = o.Offset
 	})
-	if first != nil {
-		return nil, unavailable(first)
+	for t := range errs {
+		delete(starts, t)
 	}
-	return out, nil
+	return starts, errs, nil
 }
