@@ -28,9 +28,10 @@ type watch struct {
 	mu      sync.Mutex
 	tables  map[int64]*watched
 	running bool
-	// logStarts and logAt: the log start offsets by topic, as of logAt.
+	// logStarts are the log start offsets by topic; asked when each
+	// topic was last asked for (answered or not).
 	logStarts map[string]map[int32]int64
-	logAt     time.Time
+	asked     map[string]time.Time
 }
 
 // watched is one table's part of the watch.
@@ -138,7 +139,7 @@ func (wt *watch) look(ids []int64) {
 		wt.w.cfg.Logger.Debug("writer: watch failed", "err", err)
 		return
 	}
-	wt.lookKafka(ctx, topicOf, at)
+	wt.lookKafka(topicOf, at)
 
 	wt.mu.Lock()
 	defer wt.mu.Unlock()
@@ -164,33 +165,61 @@ func (wt *watch) look(ids []int64) {
 	}
 }
 
-// lookKafka reads the log start offsets of the tables' topics once per
-// expiry interval, or at once when a topic is new to the watch. A failed
-// read keeps the last ones.
-func (wt *watch) lookKafka(ctx context.Context, topicOf map[int64]string, at time.Time) {
+// lookKafka reads the log start offsets of the tables' topics that were
+// not asked for in the last expiry interval (a topic new to the watch at
+// once). It remembers when each topic was asked, not which answered: a
+// deleted topic never answers and must not make every look ask again. A
+// topic that failed keeps its last offsets and holds up only its tables.
+// The Kafka look has a timeout of its own, not what the Postgres look left.
+func (wt *watch) lookKafka(topicOf map[int64]string, at time.Time) {
 	wt.mu.Lock()
-	fresh := at.Sub(wt.logAt) < wt.w.expiryInterval()
+	if wt.asked == nil {
+		wt.asked = map[string]time.Time{}
+	}
 	var topics []string
 	for _, t := range topicOf {
-		if _, ok := wt.logStarts[t]; !ok {
-			fresh = false
-		}
-		if !slices.Contains(topics, t) {
+		if asked, ok := wt.asked[t]; (!ok || at.Sub(asked) >= wt.w.expiryInterval()) && !slices.Contains(topics, t) {
 			topics = append(topics, t)
 		}
 	}
 	wt.mu.Unlock()
-	if fresh {
+	if len(topics) == 0 {
 		return
 	}
-	starts, err := wt.w.kafka.LogStarts(ctx, topics)
+	ctx, cancel := context.WithTimeout(context.Background(), wt.w.cfg.CommitInterval)
+	defer cancel()
+	starts, errs, err := wt.w.kafka.LogStarts(ctx, topics)
 	if err != nil {
 		wt.w.cfg.Logger.Debug("writer: watch: log start offsets", "err", err)
 		return
 	}
+	for t, err := range errs {
+		wt.w.cfg.Logger.Debug("writer: watch: log start offsets", "topic", t, "err", err)
+	}
 	wt.mu.Lock()
-	wt.logStarts, wt.logAt = starts, at
-	wt.mu.Unlock()
+	defer wt.mu.Unlock()
+	if wt.logStarts == nil {
+		wt.logStarts = map[string]map[int32]int64{}
+	}
+	for _, t := range topics {
+		wt.asked[t] = at
+		if s, ok := starts[t]; ok {
+			wt.logStarts[t] = s
+		} else if errs[t] == nil {
+			delete(wt.logStarts, t) // Kafka does not know it
+		}
+	}
+	// Forget topics no table watches any more.
+	watched := map[string]bool{}
+	for _, t := range topicOf {
+		watched[t] = true
+	}
+	for t := range wt.asked {
+		if !watched[t] {
+			delete(wt.asked, t)
+			delete(wt.logStarts, t)
+		}
+	}
 }
 
 // duty is a writer duty that runs only when what it depends on changed
