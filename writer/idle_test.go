@@ -101,3 +101,46 @@ func TestIdleWriter(t *testing.T) {
 	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Topic: "idle", Partition: 1, Value: []byte("c")}).FirstErr())
 	testkit.WaitFor(t, "the next record committed", func() bool { return committed() == 3 })
 }
+
+// TestIdleWriterUncommittedPartition: a partition no commit reached yet
+// (no content end) whose indexed ranges hold only an aborted transaction
+// has no data file to commit, yet a commit round has work: moving its
+// content end past the range. The watch sees it as pending, as
+// commit/sql/committed_offsets.sql counts it from the partition's start.
+func TestIdleWriterUncommittedPartition(t *testing.T) {
+	ctx := context.Background()
+	f := testkit.NewFixture(t, 2, tables.Definition{Namespace: "t", Name: "aborted", Topic: "aborted", ValueFormat: "raw"})
+	tbl := f.Table
+	ix := indexer.New(f.Pool, f.Client, indexer.Config{FlushInterval: 20 * time.Millisecond})
+	for p := int32(0); p < 2; p++ {
+		l := f.Take(t, tables.PartitionScope(tbl.ID, p), "node-a")
+		testkit.Start(t, func(ctx context.Context) error { return ix.Run(ctx, l) })
+	}
+	w := writer.New(f.Pool, f.Client, writer.Config{CommitInterval: 50 * time.Millisecond})
+	wl := f.Take(t, tables.WriterScope(tbl.ID), "node-a")
+	testkit.Start(t, func(ctx context.Context) error { return w.Run(ctx, wl) })
+
+	end := func(p int32) (e int64) {
+		err := f.Pool.QueryRow(ctx, `SELECT end_offset FROM content_ends WHERE table_id = $1 AND partition = $2`, tbl.ID, p).Scan(&e)
+		if err == pgx.ErrNoRows {
+			return -1
+		}
+		require.NoError(t, err)
+		return e
+	}
+	f.ProduceTo(t, 0, "a")
+	testkit.WaitFor(t, "partition 0 committed", func() bool { return end(0) == 1 })
+	require.Equal(t, int64(-1), end(1), "no commit reached partition 1")
+
+	tx := f.Producer(t, kgo.TransactionalID("aborted"), kgo.DefaultProduceTopic("aborted"),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	require.NoError(t, tx.BeginTransaction())
+	require.NoError(t, tx.ProduceSync(ctx, &kgo.Record{Partition: 1, Value: []byte("x")}).FirstErr())
+	require.NoError(t, tx.EndTransaction(ctx, kgo.TryAbort)) // marker at 1
+	testkit.WaitFor(t, "partition 1 indexed", func() bool {
+		var e int64
+		require.NoError(t, f.Pool.QueryRow(ctx, `SELECT coalesce(max(end_offset), 0) FROM ranges WHERE table_id = $1 AND partition = 1`, tbl.ID).Scan(&e))
+		return e == 2
+	})
+	testkit.WaitFor(t, "partition 1 committed past the aborted transaction", func() bool { return end(1) == 2 })
+}
