@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minkhq/mink/indexer"
 	"github.com/minkhq/mink/internal/testkit"
@@ -143,4 +144,54 @@ func TestIdleWriterUncommittedPartition(t *testing.T) {
 		return e == 2
 	})
 	testkit.WaitFor(t, "partition 1 committed past the aborted transaction", func() bool { return end(1) == 2 })
+}
+
+// TestWatchUnknownTopic: a table whose topic Kafka does not know (deleted)
+// does not make the watch ask Kafka for log start offsets at every look:
+// each topic is asked once per expiry interval (5 looks), answered or not.
+func TestWatchUnknownTopic(t *testing.T) {
+	ctx := context.Background()
+	f := testkit.NewFixture(t, 1, tables.Definition{Namespace: "t", Name: "kept", Topic: "kept", ValueFormat: "raw"})
+	gone, err := tables.Create(ctx, f.Pool, testkit.Warehouse,
+		tables.Definition{Namespace: "t", Name: "gone", Topic: "gone", ValueFormat: "raw"},
+		[]tables.PartitionStart{{Partition: 0}})
+	require.NoError(t, err)
+	cfg := f.Pool.Config()
+	traced := &statements{seen: map[string]int{}}
+	cfg.ConnConfig.Tracer = traced
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	defer pool.Close()
+	w := writer.New(pool, f.Client, writer.Config{CommitInterval: 20 * time.Millisecond})
+	for _, id := range []int64{f.Table.ID, gone.ID} {
+		l := f.Take(t, tables.WriterScope(id), "node-a")
+		testkit.Start(t, func(ctx context.Context) error { return w.Run(ctx, l) })
+	}
+	var mu sync.Mutex
+	asked := 0
+	// Requests naming the kept topic: the watch's (the gone table's own
+	// duties fail and retry on their own, naming only "gone").
+	f.Cluster.ControlKey(int16(kmsg.ListOffsets), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		f.Cluster.KeepControl()
+		for _, rt := range req.(*kmsg.ListOffsetsRequest).Topics {
+			if rt.Topic == "kept" {
+				mu.Lock()
+				asked++
+				mu.Unlock()
+			}
+		}
+		return nil, nil, false
+	})
+	time.Sleep(500 * time.Millisecond) // the first rounds' duties
+	traced.take()
+	mu.Lock()
+	asked = 0
+	mu.Unlock()
+	time.Sleep(time.Second)
+	looks := traced.take()[watchLine]
+	mu.Lock()
+	n := asked
+	mu.Unlock()
+	require.GreaterOrEqual(t, looks, 10, "the node looks every commit interval")
+	require.Less(t, n, looks/2, "ListOffsets requests for the kept topic in %d looks", looks)
 }
