@@ -16,6 +16,11 @@ import (
 // first record after a partition went idle.
 const idleMaxWait = 500 * time.Millisecond
 
+// idleMargin is how much longer than idleMaxWait an idle Fetch request may
+// take before it counts as failed: one broker that does not answer must
+// not hold up the next round for the others.
+const idleMargin = 2 * time.Second
+
 // idleMetadataAge is how old the idle fetch's partition leaders may be; a
 // partition error refreshes them at once.
 const idleMetadataAge = 30 * time.Second
@@ -166,7 +171,9 @@ func (f *idleFetch) round(parked map[*Reader]*parking, refresh bool) bool {
 	for _, p := range parked {
 		topics[p.topic] = true
 	}
-	leaders, err := leadersOf(ctx, f.cl, topics, refresh)
+	mctx, cancel := context.WithTimeout(ctx, f.c.timeout)
+	leaders, err := leadersOf(mctx, f.cl, topics, refresh)
+	cancel()
 	if err != nil {
 		f.refreshNext()
 		f.wakeAll(parked)
@@ -242,7 +249,9 @@ func (f *idleFetch) fetch(ctx context.Context, broker int32, ps map[*Reader]*par
 		want[k] = append(want[k], r)
 	}
 	f.requests.Add(1)
-	kresp, err := f.cl.Broker(int(broker)).Request(ctx, req)
+	rctx, cancel := context.WithTimeout(ctx, idleMaxWait+idleMargin)
+	defer cancel()
+	kresp, err := f.cl.Broker(int(broker)).Request(rctx, req)
 	if err != nil {
 		// The broker may be gone: its partitions' new leaders are in
 		// fresh metadata.

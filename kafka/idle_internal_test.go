@@ -252,3 +252,49 @@ func TestReaderCutBatch(t *testing.T) {
 	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: []byte("b1")}).FirstErr())
 	require.Equal(t, []string{"1:b1"}, values(data(pollUntil(t, r, 2))))
 }
+
+// TestIdleFetchHungBroker: a broker that holds the idle fetch without
+// answering does not hold up the partitions of the other brokers: each
+// idle request is bounded to idleMaxWait plus idleMargin.
+func TestIdleFetchHungBroker(t *testing.T) {
+	ctx := context.Background()
+	kf, err := kfake.NewCluster(kfake.NumBrokers(2), kfake.SeedTopics(2, "hung"))
+	require.NoError(t, err)
+	defer kf.Close()
+	kc, err := New(Config{Brokers: kf.ListenAddrs()})
+	require.NoError(t, err)
+	defer kc.Close()
+	require.NoError(t, kf.MoveTopicPartition("hung", 1, 1-kf.LeaderFor("hung", 0)))
+	hung := kf.LeaderFor("hung", 0)
+	require.NotEqual(t, hung, kf.LeaderFor("hung", 1))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.DefaultProduceTopic("hung"),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	require.NoError(t, err)
+	defer cl.Close()
+	readers := make([]*Reader, 2)
+	for p := range int32(2) {
+		require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Partition: p, Value: []byte("first")}).FirstErr())
+		readers[p], err = kc.NewReader("hung", p, 0)
+		require.NoError(t, err)
+		defer readers[p].Close()
+		pollUntil(t, readers[p], 1)
+	}
+	waitParked(t, kc, 2)
+
+	// From now on the leader of partition 0 holds every idle fetch.
+	release := make(chan struct{})
+	defer close(release)
+	kf.ControlKey(int16(kmsg.Fetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		kf.KeepControl()
+		if req.(*kmsg.FetchRequest).MaxWaitMillis == int32(idleMaxWait/time.Millisecond) && kf.CurrentNode() == hung {
+			kf.SleepControl(func() { <-release })
+		}
+		return nil, nil, false
+	})
+	for i := range 3 {
+		v := fmt.Sprintf("next%d", i)
+		require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Partition: 1, Value: []byte(v)}).FirstErr())
+		got := pollUntil(t, readers[1], int64(2+i))
+		require.Equal(t, []string{fmt.Sprintf("%d:%s", 1+i, v)}, values(data(got)))
+	}
+}
