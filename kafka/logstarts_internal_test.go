@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -38,4 +39,32 @@ func TestLogStartsPerTopic(t *testing.T) {
 	require.Equal(t, map[string]map[int32]int64{"good": {0: 0, 1: 2}}, starts)
 	require.Len(t, errs, 1)
 	require.ErrorIs(t, errs["bad"], kerr.KafkaStorageError)
+}
+
+// TestLogStartsBrokerDown: when the broker that leads one topic's
+// partitions does not answer, the topics of the other brokers still come
+// back and that topic alone is reported.
+func TestLogStartsBrokerDown(t *testing.T) {
+	ctx := context.Background()
+	kf, err := kfake.NewCluster(kfake.NumBrokers(2), kfake.SeedTopics(1, "good", "bad"))
+	require.NoError(t, err)
+	defer kf.Close()
+	kc, err := New(Config{Brokers: kf.ListenAddrs()})
+	require.NoError(t, err)
+	defer kc.Close()
+	down := 1 - kf.LeaderFor("good", 0)
+	require.NoError(t, kf.MoveTopicPartition("bad", 0, down))
+	kf.ControlKey(int16(kmsg.ListOffsets), func(kmsg.Request) (kmsg.Response, error, bool) {
+		kf.KeepControl()
+		if kf.CurrentNode() == down {
+			return nil, errors.New("broker down"), true
+		}
+		return nil, nil, false
+	})
+
+	starts, errs, err := kc.LogStarts(ctx, []string{"good", "bad"})
+	require.NoError(t, err)
+	require.Equal(t, map[string]map[int32]int64{"good": {0: 0}}, starts)
+	require.Len(t, errs, 1)
+	require.Error(t, errs["bad"])
 }
