@@ -278,7 +278,7 @@ func leaderOf(ctx context.Context, cl *kgo.Client, topic string, partition int32
 	req.Topics = append(req.Topics, rt)
 	limit := time.Second
 	if refresh {
-		limit = 0
+		limit = time.Nanosecond // 0 would mean franz-go's MetadataMinAge, 5 s
 	}
 	resp, err := cl.RequestCachedMetadata(ctx, req, limit)
 	if err != nil {
