@@ -40,13 +40,13 @@ func init() {
 content commits a snapshot, so the history grows with the load rate. A json
 table of flight records on a %d-partition topic, %d nodes in process (real
 PostgreSQL, kfake over the wire), node defaults for flush, commit and
-history (%s = %d snapshots, %s = %v). A producer writes %d records/s while
+history (%s = %d snapshots, %s = %s). A producer writes %d records/s while
 %d table loads a second go to the nodes in turn (REST GET of the table, as an
 engine's load does, timed from request to the end of the body), for %v
 (one run; %v with -quick). Figures: the largest metadata JSON a load
 returned and its snapshot count, and load latency in the first and in the
 last minute.`, lnPartitions, lnNodes, icebergmeta.PropMaxSnapshots, icebergmeta.DefaultMaxSnapshots,
-			icebergmeta.PropMaxSnapshotAge, icebergmeta.DefaultMaxSnapshotAge, lnRate, lnLoadsPerSecond, lnDuration, lnQuickDuration),
+			icebergmeta.PropThinning, icebergmeta.DefaultThinning, lnRate, lnLoadsPerSecond, lnDuration, lnQuickDuration),
 		Run: runLineage,
 	})
 }

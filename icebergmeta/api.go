@@ -122,6 +122,11 @@ type AppendInput struct {
 	// added to "schemas" and the last becomes the current schema (the
 	// snapshot's schema-id). Schema evolution, docs/design.md §4.7.
 	Schemas []*iceberg.Schema
+	// Expire are snapshots the commit expires besides those the table's
+	// properties expire: the writer's, whose data fell below Kafka's log
+	// start (docs/design.md §4.6). The new snapshot and those of refs
+	// other than main are never expired.
+	Expire []int64
 }
 
 // SummaryCommittedBy is the snapshot summary property that says which
@@ -164,8 +169,9 @@ type CommitResult struct {
 	// names (new and carried over), in list order.
 	Manifests []string
 	// Expired are the ids of the snapshots this commit removed from the
-	// metadata (history.expire.max-snapshot-age-ms), oldest first; the
-	// files only they referenced are the caller's to collect.
+	// metadata (thinning, age, count, Expire; see expiredSnapshots),
+	// oldest first; the files only they referenced are the caller's to
+	// collect.
 	Expired []int64
 	// Files holds the new manifest(s) and the manifest list, to be stored
 	// together with the metadata file in the commit's transaction.

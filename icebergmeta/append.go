@@ -35,7 +35,7 @@ func Append(ctx context.Context, in AppendInput) (*CommitResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.schemas = in.Schemas
+	c.schemas, c.expire = in.Schemas, in.Expire
 	var changes fileChanges
 	added, err := addedEntries(c.base.PartitionSpec(), c.snapshotID, in.Added, nil, &changes)
 	if err != nil {

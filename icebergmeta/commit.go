@@ -36,6 +36,7 @@ type commit struct {
 	seq          int64             // the new snapshot's sequence number
 	timestampMs  int64             // the new snapshot's timestamp
 	schemas      []*iceberg.Schema // schema versions to add (AppendInput.Schemas)
+	expire       []int64           // snapshots to expire besides the policy's (AppendInput.Expire)
 }
 
 // openCommit checks a commit's input and parses the current metadata
@@ -70,11 +71,17 @@ func openCommit(op, metadataLocation string, metadata []byte, parsed table.Metad
 	if id == uuid.Nil {
 		id = uuid.New()
 	}
+	// Timestamps must not go back (iceberg-go rejects more than a minute
+	// back); a writer on a node with a slow clock keeps the last. They
+	// also strictly increase along main, so that `FOR TIMESTAMP AS OF`
+	// (the newest snapshot-log entry at or before T) is never a tie.
+	ts := max(now.UnixMilli(), base.LastUpdatedMillis())
+	if cur := base.CurrentSnapshot(); cur != nil {
+		ts = max(ts, cur.TimestampMs+1)
+	}
 	return &commit{base: base, baseLocation: metadataLocation, version: version, uuid: id,
 		location: strings.TrimRight(base.Location(), "/"), snapshotID: snapshotID, seq: base.LastSequenceNumber() + 1,
-		// Timestamps must not go back (iceberg-go rejects more than a
-		// minute back); a writer on a node with a slow clock keeps the last.
-		timestampMs: max(now.UnixMilli(), base.LastUpdatedMillis())}, nil
+		timestampMs: ts}, nil
 }
 
 // metadataVersion is NNNNN of ".../metadata/<NNNNN>-<…>.metadata.json".
@@ -141,8 +148,9 @@ func manifestEntries(ctx context.Context, read ReadFunc, m iceberg.ManifestFile)
 // finish writes the manifest list of manifests, adds the snapshot of it
 // (with parentID, summary, the commit's sequence number, timestamp and the
 // current schema) to the base as the head of branch main, expires the
-// snapshots past their age (expiredSnapshots, measured at the snapshot's
-// timestamp), and returns the commit: the next metadata JSON (Iceberg spec:
+// snapshots the table's properties and c.expire name (expiredSnapshots,
+// measured at the snapshot's timestamp; the snapshot-log keeps every
+// retained snapshot, retainedLog), and returns the commit: the next metadata JSON (Iceberg spec:
 // snapshots, refs, snapshot-log, metadata-log), named by the commit's
 // UUID, with the snapshot's manifests and the files to store (files, then
 // the manifest list).
@@ -170,7 +178,12 @@ func (c *commit) finish(parentID *int64, summary table.Summary, manifests []iceb
 		Summary:          &summary,
 		SchemaID:         &schemaID,
 	}
-	b, err := table.MetadataBuilderFromBase(base, c.baseLocation)
+	expired := expiredSnapshots(base, &snap, time.UnixMilli(snap.TimestampMs), c.expire)
+	from := base
+	if len(expired) > 0 {
+		from = retainedLog(base, expired)
+	}
+	b, err := table.MetadataBuilderFromBase(from, c.baseLocation)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +196,6 @@ func (c *commit) finish(parentID *int64, summary table.Summary, manifests []iceb
 	if err := b.SetSnapshotRef(table.MainBranch, snap.SnapshotID, table.BranchRef); err != nil {
 		return nil, fmt.Errorf("set branch main: %w", err)
 	}
-	expired := expiredSnapshots(base, &snap, time.UnixMilli(snap.TimestampMs))
 	if len(expired) > 0 {
 		if err := b.RemoveSnapshots(expired, false); err != nil {
 			return nil, fmt.Errorf("expire snapshots: %w", err)

@@ -476,7 +476,8 @@ func TestAppendRejects(t *testing.T) {
 }
 
 // TestAppendClockBehind: a writer whose clock is behind the last commit's
-// keeps the last timestamp rather than produce metadata iceberg-go rejects.
+// keeps the last timestamp (+1 ms: they strictly increase) rather than
+// produce metadata iceberg-go rejects.
 func TestAppendClockBehind(t *testing.T) {
 	s := newStore()
 	metaLoc, meta, err := icebergmeta.NewTable(earthquakesSchema(), location, tableUUID, nil)
@@ -487,8 +488,8 @@ func TestAppendClockBehind(t *testing.T) {
 	r2 := s.commit(t, r1.MetadataLocation, r1.Metadata, 2, now.Add(-10*time.Minute), rangeFile(0, 10, 20, t0, 1, 2))
 	md, err := table.ParseMetadataBytes(r2.Metadata)
 	require.NoError(t, err)
-	require.Equal(t, now.UnixMilli(), md.SnapshotByID(2).TimestampMs)
-	require.Equal(t, now.UnixMilli(), md.LastUpdatedMillis())
+	require.Equal(t, now.UnixMilli()+1, md.SnapshotByID(2).TimestampMs, "the last one + 1 ms")
+	require.Equal(t, now.UnixMilli()+1, md.LastUpdatedMillis())
 }
 
 // TestAppendDeterministicMetadata: the same commit (same CommitUUID) gives

@@ -37,6 +37,8 @@ type RewriteInput struct {
 	CommitUUID uuid.UUID
 	Summary    map[string]string
 	Schemas    []*iceberg.Schema
+	// Expire is as in AppendInput.
+	Expire []int64
 }
 
 // Rewrite makes a new snapshot of branch main that removes in.Removed and
@@ -73,7 +75,7 @@ func Rewrite(ctx context.Context, in RewriteInput) (*CommitResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.schemas = in.Schemas
+	c.schemas, c.expire = in.Schemas, in.Expire
 	parent := c.base.CurrentSnapshot()
 	if parent == nil || parent.ManifestList == "" {
 		return nil, fmt.Errorf("icebergmeta: rewrite: the table has no current snapshot")

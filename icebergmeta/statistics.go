@@ -23,11 +23,14 @@ type StatisticsInput struct {
 	CommitUUID uuid.UUID
 }
 
-// MetadataUpdate is a new metadata file that changes no snapshot.
+// MetadataUpdate is a new metadata file that adds no snapshot.
 type MetadataUpdate struct {
 	MetadataLocation string
 	Metadata         []byte
 	Parsed           table.Metadata
+	// Expired are the snapshots it removed (ExpireSnapshots), oldest
+	// first; the files only they referenced are the caller's to collect.
+	Expired []int64
 }
 
 // ErrSnapshotGone is returned by SetStatistics when the statistics file's
