@@ -292,6 +292,10 @@ func validate(def *Definition) error {
 				return fmt.Errorf("%w: property %s must be an integer of bytes from 1 to %d (a build holds a file's records in memory), not %q",
 					ErrInvalid, k, MaxTargetFileSize, v)
 			}
+		case icebergmeta.PropThinning:
+			if _, err := icebergmeta.ParseThinning(v); err != nil {
+				return fmt.Errorf("%w: property %w", ErrInvalid, err)
+			}
 		case icebergmeta.PropManifestMergeEnabled:
 			if v != "true" && v != "false" {
 				return fmt.Errorf("%w: property %s must be true or false, not %q", ErrInvalid, k, v)

@@ -31,13 +31,16 @@ func TestDefinitionProperties(t *testing.T) {
 		{"write.target-file-size-bytes": "+100"},
 		{"write.target-file-size-bytes": "67108865"},
 		{"write.target-file-size-bytes": "9223372036854775807"},
+		{"mink.history.thinning": "1m:2s,10m:3s"},
+		{"mink.history.thinning": "1m"},
 	} {
 		_, _, err := tables.Schemas(def(props))
 		require.ErrorIs(t, err, tables.ErrInvalid, "%v", props)
 	}
 	_, _, err := tables.Schemas(def(map[string]string{"history.expire.max-snapshot-age-ms": "5000",
 		"history.expire.min-snapshots-to-keep": "3", "commit.manifest.min-count-to-merge": "100",
-		"commit.manifest.target-size-bytes": "8388608", "commit.manifest-merge.enabled": "false", "write.target-file-size-bytes": "67108864", "owner": "anything"}))
+		"commit.manifest.target-size-bytes": "8388608", "commit.manifest-merge.enabled": "false", "write.target-file-size-bytes": "67108864", "owner": "anything",
+		"mink.history.thinning": "1m:1s,1d:1h"}))
 	require.NoError(t, err)
 }
 
