@@ -475,12 +475,12 @@ func adoptTails(ctx context.Context, tx pgx.Tx, t *tables.Table, tails []*commit
 		return err
 	}
 	type adopted struct {
-		key string
-		id  int64
+		key     string
+		id, seq int64
 	}
 	done, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (adopted, error) {
 		var a adopted
-		err := r.Scan(&a.key, &a.id)
+		err := r.Scan(&a.key, &a.id, &a.seq)
 		return a, err
 	})
 	if err != nil {
@@ -490,7 +490,7 @@ func adoptTails(ctx context.Context, tx pgx.Tx, t *tables.Table, tails []*commit
 		return fmt.Errorf("writer: %d of %d tail files of %s to adopt were no longer live", len(keys)-len(done), len(keys), t.FullName())
 	}
 	for _, a := range done {
-		tag, err := tx.Exec(ctx, dataFileAdoptSQL, t.ID, a.key, a.id)
+		tag, err := tx.Exec(ctx, dataFileAdoptSQL, t.ID, a.key, a.id, a.seq)
 		if err != nil {
 			return err
 		}

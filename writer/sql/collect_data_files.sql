@@ -1,8 +1,12 @@
--- A removed data file is listed only by snapshots older than the one that
--- removed it; those expire first (sequence numbers grow along the branch).
--- Delete the rows of removed files no remaining snapshot lists.
+-- Delete the rows of removed data files that no remaining snapshot lists.
+-- The snapshots of branch main that list a file have a sequence number in
+-- [committed, removed) (expiry thins the history, so the snapshot that
+-- removed the file may be gone while an older one that lists it stays);
+-- a snapshot row remains until collection deletes it, CollectAfter after it
+-- expired.
 -- $1 table id.
 DELETE FROM data_files d
-WHERE d.table_id = $1 AND d.removed_snapshot_id IS NOT NULL
-  AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.table_id = $1 AND s.sequence_number <
-      coalesce((SELECT r.sequence_number FROM snapshots r WHERE r.table_id = $1 AND r.snapshot_id = d.removed_snapshot_id), 0));
+WHERE d.table_id = $1 AND d.removed_sequence_number IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM snapshots s
+                  WHERE s.table_id = $1 AND s.sequence_number >= coalesce(d.committed_sequence_number, 0)
+                    AND s.sequence_number < d.removed_sequence_number);

@@ -1,6 +1,7 @@
 -- The same for removed tail files (replaced by indexed data files).
 -- $1 table id.
 DELETE FROM tail_files f
-WHERE f.table_id = $1 AND f.removed_snapshot_id IS NOT NULL
-  AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.table_id = $1 AND s.sequence_number <
-      coalesce((SELECT r.sequence_number FROM snapshots r WHERE r.table_id = $1 AND r.snapshot_id = f.removed_snapshot_id), 0));
+WHERE f.table_id = $1 AND f.removed_sequence_number IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM snapshots s
+                  WHERE s.table_id = $1 AND s.sequence_number >= coalesce(f.committed_sequence_number, 0)
+                    AND s.sequence_number < f.removed_sequence_number);
