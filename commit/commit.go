@@ -209,9 +209,10 @@ func Store(ctx context.Context, tx pgx.Tx, h *Head, lease *cluster.Lease, op str
 }
 
 // StoreMetadata makes upd the head of h's table in tx, which holds the
-// row lock (Lock): a metadata file that changes no snapshot (statistics
-// files, docs/design.md §4.6), stored with files (e.g. the Puffin file it
-// names), and the swap of the table's metadata location. The caller's
+// row lock (Lock): a metadata file that adds no snapshot (statistics
+// files, expiry; docs/design.md §4.6), stored with files (e.g. the Puffin
+// file it names), the snapshots it expired marked so, and the swap of the
+// table's metadata location. The caller's
 // transaction carries the fencing. h then describes the new head.
 //
 // Errors: ErrConcurrentCommit when the location is not h's.
@@ -223,6 +224,11 @@ func StoreMetadata(ctx context.Context, tx pgx.Tx, h *Head, upd *icebergmeta.Met
 	}
 	if err := tables.InsertMetadataFile(ctx, tx, h.Table.ID, tables.Key(upd.MetadataLocation), upd.Metadata); err != nil {
 		return err
+	}
+	if len(upd.Expired) > 0 {
+		if _, err := tx.Exec(ctx, snapshotsExpireSQL, h.Table.ID, upd.Expired); err != nil {
+			return err
+		}
 	}
 	tag, err := tx.Exec(ctx, headSwapSQL, h.Table.ID, upd.MetadataLocation, h.CurrentSnapshotID, h.LastSequenceNumber, h.MetadataLocation)
 	if err != nil {

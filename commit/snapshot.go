@@ -68,6 +68,9 @@ type Change struct {
 	// Replace says the added files hold exactly the rows of the removed
 	// ones (icebergmeta.RewriteInput.Replace).
 	Replace bool
+	// Expire are snapshots to expire in the same commit
+	// (icebergmeta.RewriteInput.Expire).
+	Expire []int64
 }
 
 // Rewrite builds the snapshot of c on h (icebergmeta.Rewrite, the parent's
@@ -90,7 +93,7 @@ func Rewrite(ctx context.Context, tx pgx.Tx, h *Head, lease *cluster.Lease, summ
 	res, err := icebergmeta.Rewrite(ctx, icebergmeta.RewriteInput{
 		Metadata: h.Metadata, MetadataLocation: h.MetadataLocation, Parsed: md, Removed: removed, Added: c.Added,
 		Replace: c.Replace, SnapshotID: icebergmeta.NewSnapshotID(), Now: h.Now, Read: Reader(tx), Summary: summary,
-		Schemas: newer,
+		Schemas: newer, Expire: c.Expire,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("commit: %s snapshot of %s: %w", c.Op, h.Table.FullName(), err)

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	_ "embed"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -69,8 +70,71 @@ func (w *Writer) expire(ctx context.Context, l cluster.Lease, t, dlq *tables.Tab
 		if err := w.rewriteFiles(ctx, l, tbl, t, offs); err != nil {
 			return err
 		}
+		if err := w.expireBelowLogStart(ctx, l, tbl, t, offs); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// belowLogStart returns the unexpired snapshots of t that list a file
+// below its partition's log start in offs (snapshots_below_log_start.sql),
+// oldest first.
+func belowLogStart(ctx context.Context, q tables.Querier, t *tables.Table, offs map[int32]kafka.Offsets) ([]int64, error) {
+	parts := make([]int32, 0, len(offs))
+	starts := make([]int64, 0, len(offs))
+	for p, o := range offs {
+		parts = append(parts, p)
+		starts = append(starts, o.LogStart)
+	}
+	rows, err := q.Query(ctx, snapshotsBelowLogStartSQL, t.ID, parts, starts)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
+}
+
+// expireBelowLogStart expires the snapshots of t that list a file below
+// the log start (belowLogStart) when no rewrite did: a metadata file that
+// only removes them (icebergmeta.ExpireSnapshots, which also applies the
+// table's thinning), under the row lock, fenced by the writer epoch.
+// Tagged snapshots stay (never expired); then nothing is written.
+func (w *Writer) expireBelowLogStart(ctx context.Context, l cluster.Lease, t, src *tables.Table, offs map[int32]kafka.Offsets) error {
+	if ids, err := belowLogStart(ctx, w.pool, t, offs); err != nil || len(ids) == 0 || (len(ids) == 1 && t.CurrentSnapshotID != nil && ids[0] == *t.CurrentSnapshotID) {
+		return err
+	}
+	var expired []int64
+	err := w.fencedTx(ctx, l, func(tx pgx.Tx) error {
+		h, err := commit.Lock(ctx, tx, t, src)
+		if err != nil {
+			return err
+		}
+		ids, err := belowLogStart(ctx, tx, t, offs)
+		if err != nil {
+			return err
+		}
+		// The current snapshot's files below the log start are the
+		// rewrite's (rewriteFiles); it never expires.
+		ids = slices.DeleteFunc(ids, func(id int64) bool { return h.CurrentSnapshotID != nil && id == *h.CurrentSnapshotID })
+		if len(ids) == 0 {
+			return nil
+		}
+		md, err := h.Parsed()
+		if err != nil {
+			return err
+		}
+		upd, err := icebergmeta.ExpireSnapshots(icebergmeta.ExpireInput{Metadata: h.Metadata,
+			MetadataLocation: h.MetadataLocation, Parsed: md, Expire: ids, Now: h.Now})
+		if err != nil || upd == nil {
+			return err
+		}
+		expired = upd.Expired
+		return commit.StoreMetadata(ctx, tx, h, upd, nil)
+	})
+	if err == nil && len(expired) > 0 {
+		w.cfg.Logger.Info("writer: expired snapshots below the log start", "table", t.FullName(), "expired", len(expired))
+	}
+	return err
 }
 
 var (
@@ -82,6 +146,8 @@ var (
 	dataFilesRebuiltSQL string
 	//go:embed sql/data_files_remove.sql
 	dataFilesRemoveSQL string
+	//go:embed sql/snapshots_below_log_start.sql
+	snapshotsBelowLogStartSQL string
 )
 
 // expiringFile is a live committed data file that expiry rewrites
@@ -189,7 +255,7 @@ func (w *Writer) rewriteFiles(ctx context.Context, l cluster.Lease, t, src *tabl
 		}
 		return w.fencedTx(ctx, l, func(tx pgx.Tx) error { return clearRebuilt(ctx, tx, t, rp.rebuilt) })
 	}
-	return w.applyRewrite(ctx, l, t, src, &rp)
+	return w.applyRewrite(ctx, l, t, src, &rp, offs)
 }
 
 // rebuild builds each of files that Kafka still holds records of, from
@@ -214,9 +280,10 @@ func (w *Writer) rebuild(ctx context.Context, t, src *tables.Table, files []expi
 
 // applyRewrite commits rp's snapshot of t in one transaction under the
 // table's row lock, fenced by the writer epoch (the snapshot row carries
-// the lease): the snapshot, the removed files' rows, the added files' rows
-// under their range's next generation, and the cleared marks.
-func (w *Writer) applyRewrite(ctx context.Context, l cluster.Lease, t, src *tables.Table, rp *rewritePlan) error {
+// the lease): the snapshot, which also expires the snapshots that list a
+// file below the log start in offs, the removed files' rows, the added
+// files' rows under their range's next generation, and the cleared marks.
+func (w *Writer) applyRewrite(ctx context.Context, l cluster.Lease, t, src *tables.Table, rp *rewritePlan, offs map[int32]kafka.Offsets) error {
 	var res *icebergmeta.CommitResult
 	var c commit.Change
 	// Table loads may have committed since the files were read: build on
@@ -231,7 +298,12 @@ func (w *Writer) applyRewrite(ctx context.Context, l cluster.Lease, t, src *tabl
 			}
 		}
 		c = rp.change(t)
+		// The snapshots that list files below the log start expire in
+		// the same commit (those of this commit's removed files too).
 		var err error
+		if c.Expire, err = belowLogStart(ctx, tx, t, offs); err != nil {
+			return err
+		}
 		if res, err = commit.Rewrite(ctx, tx, h, &l, writerSummary, c); err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -155,4 +156,80 @@ func TestExpiryReencodesOtherEncoderVersions(t *testing.T) {
 	b, err := indexer.NewBuilder(pool, kc, nil).Build(ctx, want)
 	require.NoError(t, err)
 	require.Equal(t, res.Data.Bytes, b, "the re-encoded file is this encoder's bytes")
+}
+
+// TestExpiryBelowLogStart: once Kafka's log start passes into a file, the
+// snapshots that list it can no longer be read: the writer's rewrite
+// expires them in its own commit, and the snapshots from before that file
+// stay, in the metadata's snapshots and snapshot-log (their files are all
+// still in Kafka).
+func TestExpiryBelowLogStart(t *testing.T) {
+	ctx := context.Background()
+	f := testkit.NewFixture(t, 2, tables.Definition{Namespace: "t", Name: "h", Topic: "h", ValueFormat: "raw"})
+	pool, kf, kc, tbl := f.Pool, f.Cluster, f.Client, f.Table
+	liveRecords := func() (n int64) {
+		require.NoError(t, pool.QueryRow(ctx, `SELECT coalesce(sum(record_count), 0) FROM data_files
+			WHERE table_id = $1 AND committed_snapshot_id IS NOT NULL AND removed_snapshot_id IS NULL`, tbl.ID).Scan(&n))
+		return n
+	}
+	ix := indexer.New(pool, kc, indexer.Config{FlushInterval: 30 * time.Millisecond})
+	for p := range int32(2) {
+		pl := f.Take(t, tables.PartitionScope(tbl.ID, p), "node-a")
+		testkit.Start(t, func(ctx context.Context) error { return ix.Run(ctx, pl) })
+	}
+	w := writer.New(pool, kc, writer.Config{CommitInterval: 50 * time.Millisecond})
+	wl := f.Take(t, tables.WriterScope(tbl.ID), "node-a")
+	testkit.Start(t, func(ctx context.Context) error { return w.Run(ctx, wl) })
+
+	// Snapshots of partition 0 only, then of partition 1 too.
+	for i := range 3 {
+		f.ProduceTo(t, 0, strconv.Itoa(i))
+		n := int64(i + 1)
+		testkit.WaitFor(t, "commit of partition 0", func() bool { return liveRecords() == n })
+	}
+	for i := range 6 { // one batch per record: DeleteRecords cuts anywhere
+		f.ProduceTo(t, 1, strconv.Itoa(i))
+	}
+	testkit.WaitFor(t, "commit of partition 1", func() bool { return liveRecords() == 9 })
+	f.ProduceTo(t, 0, "3")
+	testkit.WaitFor(t, "one more commit", func() bool { return liveRecords() == 10 })
+	seqs := func(q string) []int64 { return sortedColumn[int64](t, pool, q, tbl.ID) }
+	// The first file of partition 1, and the snapshots from before it.
+	var firstSeq int64
+	require.NoError(t, pool.QueryRow(ctx, `SELECT min(committed_sequence_number) FROM data_files
+		WHERE table_id = $1 AND partition = 1`, tbl.ID).Scan(&firstSeq))
+	before := seqs(`SELECT snapshot_id FROM snapshots WHERE table_id = $1 AND sequence_number < ` + strconv.FormatInt(firstSeq, 10))
+	listing := seqs(`SELECT snapshot_id FROM snapshots WHERE table_id = $1 AND sequence_number >= ` + strconv.FormatInt(firstSeq, 10))
+	require.GreaterOrEqual(t, len(before), 3)
+	require.GreaterOrEqual(t, len(listing), 2)
+
+	require.NoError(t, kf.DeleteRecords("h", 1, 2))
+	testkit.WaitFor(t, "rewrite from the log start", func() bool { return liveRecords() == 8 })
+	var cur, rewriteSeq int64
+	var meta []byte
+	require.NoError(t, pool.QueryRow(ctx, `
+		SELECT t.current_snapshot_id, t.last_sequence_number, m.content FROM tables t
+		JOIN metadata_files m ON m.path = substr(t.metadata_location, length('s3://mink/') + 1)
+		WHERE t.id = $1`, tbl.ID).Scan(&cur, &rewriteSeq, &meta))
+	md, err := table.ParseMetadataBytes(meta)
+	require.NoError(t, err)
+	require.Equal(t, table.OpOverwrite, md.CurrentSnapshot().Summary.Operation)
+	var ids, logged []int64
+	for _, s := range md.Snapshots() {
+		ids = append(ids, s.SnapshotID)
+	}
+	for e := range md.SnapshotLogs() {
+		logged = append(logged, e.SnapshotID)
+	}
+	want := append(slices.Clone(before), cur)
+	slices.Sort(want)
+	slices.Sort(ids)
+	require.Equal(t, want, ids, "the snapshots from before partition 1's first file, and the rewrite")
+	slices.Sort(logged)
+	require.Equal(t, want, logged)
+	require.Equal(t, listing, seqs(`SELECT snapshot_id FROM snapshots WHERE table_id = $1 AND expired_at IS NOT NULL`),
+		"every snapshot that listed the file below the log start expired")
+	// Nothing else is expired by the next passes.
+	time.Sleep(600 * time.Millisecond)
+	require.Equal(t, listing, seqs(`SELECT snapshot_id FROM snapshots WHERE table_id = $1 AND expired_at IS NOT NULL`))
 }
