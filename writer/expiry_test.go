@@ -13,9 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/indexer"
 	"github.com/minkhq/mink/internal/testkit"
+	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/pgstore"
 	"github.com/minkhq/mink/tables"
 	"github.com/minkhq/mink/writer"
@@ -158,78 +160,130 @@ func TestExpiryReencodesOtherEncoderVersions(t *testing.T) {
 	require.Equal(t, res.Data.Bytes, b, "the re-encoded file is this encoder's bytes")
 }
 
-// TestExpiryBelowLogStart: once Kafka's log start passes into a file, the
-// snapshots that list it can no longer be read: the writer's rewrite
-// expires them in its own commit, and the snapshots from before that file
-// stay, in the metadata's snapshots and snapshot-log (their files are all
-// still in Kafka).
-func TestExpiryBelowLogStart(t *testing.T) {
+// history is a table over 2 partitions whose writer committed snapshots of
+// partition 0 only (before), then of partition 1's first file too
+// (listing, the current one among them), while its indexer and writer
+// run; both sorted by id.
+type history struct {
+	f               *testkit.Fixture
+	w               *writer.Writer
+	wl              cluster.Lease
+	wJob            *testkit.Job
+	before, listing []int64
+}
+
+func newHistory(t *testing.T) *history {
 	ctx := context.Background()
 	f := testkit.NewFixture(t, 2, tables.Definition{Namespace: "t", Name: "h", Topic: "h", ValueFormat: "raw"})
-	pool, kf, kc, tbl := f.Pool, f.Cluster, f.Client, f.Table
-	liveRecords := func() (n int64) {
-		require.NoError(t, pool.QueryRow(ctx, `SELECT coalesce(sum(record_count), 0) FROM data_files
-			WHERE table_id = $1 AND committed_snapshot_id IS NOT NULL AND removed_snapshot_id IS NULL`, tbl.ID).Scan(&n))
-		return n
-	}
+	pool, kc, tbl := f.Pool, f.Client, f.Table
 	ix := indexer.New(pool, kc, indexer.Config{FlushInterval: 30 * time.Millisecond})
 	for p := range int32(2) {
 		pl := f.Take(t, tables.PartitionScope(tbl.ID, p), "node-a")
 		testkit.Start(t, func(ctx context.Context) error { return ix.Run(ctx, pl) })
 	}
-	w := writer.New(pool, kc, writer.Config{CommitInterval: 50 * time.Millisecond})
-	wl := f.Take(t, tables.WriterScope(tbl.ID), "node-a")
-	testkit.Start(t, func(ctx context.Context) error { return w.Run(ctx, wl) })
+	h := &history{f: f, w: writer.New(pool, kc, writer.Config{CommitInterval: 50 * time.Millisecond}),
+		wl: f.Take(t, tables.WriterScope(tbl.ID), "node-a")}
+	h.wJob = testkit.Start(t, func(ctx context.Context) error { return h.w.Run(ctx, h.wl) })
 
-	// Snapshots of partition 0 only, then of partition 1 too.
 	for i := range 3 {
 		f.ProduceTo(t, 0, strconv.Itoa(i))
 		n := int64(i + 1)
-		testkit.WaitFor(t, "commit of partition 0", func() bool { return liveRecords() == n })
+		testkit.WaitFor(t, "commit of partition 0", func() bool { return h.liveRecords(t) == n })
 	}
 	for i := range 6 { // one batch per record: DeleteRecords cuts anywhere
 		f.ProduceTo(t, 1, strconv.Itoa(i))
 	}
-	testkit.WaitFor(t, "commit of partition 1", func() bool { return liveRecords() == 9 })
+	testkit.WaitFor(t, "commit of partition 1", func() bool { return h.liveRecords(t) == 9 })
 	f.ProduceTo(t, 0, "3")
-	testkit.WaitFor(t, "one more commit", func() bool { return liveRecords() == 10 })
-	seqs := func(q string) []int64 { return sortedColumn[int64](t, pool, q, tbl.ID) }
-	// The first file of partition 1, and the snapshots from before it.
+	testkit.WaitFor(t, "one more commit", func() bool { return h.liveRecords(t) == 10 })
 	var firstSeq int64
 	require.NoError(t, pool.QueryRow(ctx, `SELECT min(committed_sequence_number) FROM data_files
 		WHERE table_id = $1 AND partition = 1`, tbl.ID).Scan(&firstSeq))
-	before := seqs(`SELECT snapshot_id FROM snapshots WHERE table_id = $1 AND sequence_number < ` + strconv.FormatInt(firstSeq, 10))
-	listing := seqs(`SELECT snapshot_id FROM snapshots WHERE table_id = $1 AND sequence_number >= ` + strconv.FormatInt(firstSeq, 10))
-	require.GreaterOrEqual(t, len(before), 3)
-	require.GreaterOrEqual(t, len(listing), 2)
+	h.before = sortedColumn[int64](t, pool, `SELECT snapshot_id FROM snapshots WHERE table_id = $1 AND sequence_number < $2`, tbl.ID, firstSeq)
+	h.listing = sortedColumn[int64](t, pool, `SELECT snapshot_id FROM snapshots WHERE table_id = $1 AND sequence_number >= $2`, tbl.ID, firstSeq)
+	require.GreaterOrEqual(t, len(h.before), 3)
+	require.GreaterOrEqual(t, len(h.listing), 2)
+	return h
+}
 
-	require.NoError(t, kf.DeleteRecords("h", 1, 2))
-	testkit.WaitFor(t, "rewrite from the log start", func() bool { return liveRecords() == 8 })
-	var cur, rewriteSeq int64
+func (h *history) liveRecords(t *testing.T) (n int64) {
+	require.NoError(t, h.f.Pool.QueryRow(context.Background(), `SELECT coalesce(sum(record_count), 0) FROM data_files
+		WHERE table_id = $1 AND committed_snapshot_id IS NOT NULL AND removed_snapshot_id IS NULL`, h.f.Table.ID).Scan(&n))
+	return n
+}
+
+// current returns the table's current snapshot id and its metadata's
+// snapshots and snapshot-log entries, sorted.
+func (h *history) current(t *testing.T) (cur int64, md table.Metadata, ids, logged []int64) {
 	var meta []byte
-	require.NoError(t, pool.QueryRow(ctx, `
-		SELECT t.current_snapshot_id, t.last_sequence_number, m.content FROM tables t
+	require.NoError(t, h.f.Pool.QueryRow(context.Background(), `
+		SELECT t.current_snapshot_id, m.content FROM tables t
 		JOIN metadata_files m ON m.path = substr(t.metadata_location, length('s3://mink/') + 1)
-		WHERE t.id = $1`, tbl.ID).Scan(&cur, &rewriteSeq, &meta))
+		WHERE t.id = $1`, h.f.Table.ID).Scan(&cur, &meta))
 	md, err := table.ParseMetadataBytes(meta)
 	require.NoError(t, err)
-	require.Equal(t, table.OpOverwrite, md.CurrentSnapshot().Summary.Operation)
-	var ids, logged []int64
 	for _, s := range md.Snapshots() {
 		ids = append(ids, s.SnapshotID)
 	}
 	for e := range md.SnapshotLogs() {
 		logged = append(logged, e.SnapshotID)
 	}
-	want := append(slices.Clone(before), cur)
-	slices.Sort(want)
 	slices.Sort(ids)
-	require.Equal(t, want, ids, "the snapshots from before partition 1's first file, and the rewrite")
 	slices.Sort(logged)
+	return cur, md, ids, logged
+}
+
+func (h *history) expiredRows(t *testing.T) []int64 {
+	return sortedColumn[int64](t, h.f.Pool, `SELECT snapshot_id FROM snapshots WHERE table_id = $1 AND expired_at IS NOT NULL`, h.f.Table.ID)
+}
+
+// TestExpiryBelowLogStart: once Kafka's log start passes into a file, the
+// snapshots that list it can no longer be read: the writer's rewrite
+// expires them in its own commit, and the snapshots from before that file
+// stay, in the metadata's snapshots and snapshot-log (their files are all
+// still in Kafka).
+func TestExpiryBelowLogStart(t *testing.T) {
+	h := newHistory(t)
+	require.NoError(t, h.f.Cluster.DeleteRecords("h", 1, 2))
+	testkit.WaitFor(t, "rewrite from the log start", func() bool { return h.liveRecords(t) == 8 })
+	cur, md, ids, logged := h.current(t)
+	// delete, or overwrite when a file straddles the new log start.
+	require.Contains(t, []table.Operation{table.OpDelete, table.OpOverwrite}, md.CurrentSnapshot().Summary.Operation)
+	want := append(slices.Clone(h.before), cur)
+	slices.Sort(want)
+	require.Equal(t, want, ids, "the snapshots from before partition 1's first file, and the rewrite")
 	require.Equal(t, want, logged)
-	require.Equal(t, listing, seqs(`SELECT snapshot_id FROM snapshots WHERE table_id = $1 AND expired_at IS NOT NULL`),
-		"every snapshot that listed the file below the log start expired")
+	require.Equal(t, h.listing, h.expiredRows(t), "every snapshot that listed the file below the log start expired")
 	// Nothing else is expired by the next passes.
 	time.Sleep(600 * time.Millisecond)
-	require.Equal(t, listing, seqs(`SELECT snapshot_id FROM snapshots WHERE table_id = $1 AND expired_at IS NOT NULL`))
+	require.Equal(t, h.listing, h.expiredRows(t))
+}
+
+// TestExpiryBelowLogStartMetadataOnly: snapshots that list a file below
+// the log start expire without a rewrite (a metadata file that only
+// removes them) when the current snapshot lists none, and the current
+// snapshot never expires.
+func TestExpiryBelowLogStartMetadataOnly(t *testing.T) {
+	ctx := context.Background()
+	h := newHistory(t)
+	require.NoError(t, h.wJob.Stop())
+	cur, _, _, _ := h.current(t)
+	require.Contains(t, h.listing, cur)
+	// As if Kafka's log start of partition 1 were 2 and no rewrite came.
+	offs := map[int32]kafka.Offsets{0: {}, 1: {LogStart: 2}}
+	require.NoError(t, h.w.ExpireBelowLogStart(ctx, h.wl, h.f.Table, offs))
+	after, _, ids, logged := h.current(t)
+	require.Equal(t, cur, after, "no snapshot added")
+	want := append(slices.Clone(h.before), cur)
+	slices.Sort(want)
+	require.Equal(t, want, ids)
+	require.Equal(t, want, logged)
+	require.Equal(t, slices.DeleteFunc(slices.Clone(h.listing), func(id int64) bool { return id == cur }), h.expiredRows(t))
+	// Again: nothing left to expire, no new metadata.
+	var loc string
+	require.NoError(t, h.f.Pool.QueryRow(ctx, `SELECT metadata_location FROM tables WHERE id = $1`, h.f.Table.ID).Scan(&loc))
+	require.NoError(t, h.w.ExpireBelowLogStart(ctx, h.wl, h.f.Table, offs))
+	var loc2 string
+	require.NoError(t, h.f.Pool.QueryRow(ctx, `SELECT metadata_location FROM tables WHERE id = $1`, h.f.Table.ID).Scan(&loc2))
+	require.Equal(t, loc, loc2)
 }
