@@ -197,3 +197,48 @@ func sortedColumn[T cmp.Ordered](t *testing.T, pool *pgxpool.Pool, query string,
 	slices.Sort(out)
 	return out
 }
+
+// TestCollectKeepsFilesOfRetainedSnapshots: thinning expires snapshots in
+// the middle of the history, so the snapshot that removed a file may be
+// collected while an older one that lists it is retained. Collection keeps
+// a removed file's row while a remaining snapshot's sequence number lies
+// in the file's [committed, removed), and only then.
+func TestCollectKeepsFilesOfRetainedSnapshots(t *testing.T) {
+	ctx := context.Background()
+	f := testkit.NewFixture(t, 1, tables.Definition{Namespace: "t", Name: "k", Topic: "k", ValueFormat: "raw"})
+	pool, tbl := f.Pool, f.Table
+	// Snapshots 1 to 4 (sequence numbers alike): 1 and 4 retained, 2 and 3
+	// expired an hour ago (thinned).
+	for seq := int64(1); seq <= 4; seq++ {
+		var expired *time.Time
+		if seq == 2 || seq == 3 {
+			at := time.Now().Add(-time.Hour)
+			expired = &at
+		}
+		_, err := pool.Exec(ctx, `INSERT INTO snapshots (table_id, snapshot_id, sequence_number, operation, manifest_list,
+			metadata_location, manifests, expired_at) VALUES ($1, $2, $2, 'append', $3, 'm', '{}', $4)`,
+			tbl.ID, seq, "t/k/metadata/snap-"+strconv.FormatInt(seq, 10)+".avro", expired)
+		require.NoError(t, err)
+	}
+	// Tail files by [committed, removed) sequence numbers.
+	for _, tf := range []struct {
+		key  string
+		c, r int64
+	}{
+		{"t/k/data/0/0-1-2.parquet", 1, 3}, // listed by 1 (retained) and 2
+		{"t/k/data/0/1-2-2.parquet", 2, 3}, // listed by 2 only
+		{"t/k/data/0/2-3-2.parquet", 1, 2}, // listed by 1 only
+		{"t/k/data/0/3-4-2.parquet", 3, 4}, // listed by 3 only
+	} {
+		_, err := pool.Exec(ctx, `INSERT INTO tail_files (path, table_id, partition, start_offset, end_offset, encoder_version,
+			file_size, sha256, record_count, stats, committed_snapshot_id, removed_snapshot_id, committed_sequence_number,
+			removed_sequence_number) VALUES ($1, $2, 0, 0, 1, 2, 1, '\x00', 1, '{}', $3, $4, $3, $4)`, tf.key, tbl.ID, tf.c, tf.r)
+		require.NoError(t, err)
+	}
+	w := writer.New(pool, f.Client, writer.Config{CommitInterval: time.Second, CollectAfter: time.Minute})
+	require.NoError(t, w.Collect(ctx, f.Take(t, tables.WriterScope(tbl.ID), "n"), tbl))
+	require.Equal(t, []int64{1, 4}, sortedColumn[int64](t, pool, `SELECT snapshot_id FROM snapshots WHERE table_id = $1`, tbl.ID))
+	require.Equal(t, []string{"t/k/data/0/0-1-2.parquet", "t/k/data/0/2-3-2.parquet"},
+		sortedColumn[string](t, pool, `SELECT path FROM tail_files WHERE table_id = $1`, tbl.ID),
+		"the rows of the files snapshot 1 lists stay; the others go")
+}
