@@ -9,9 +9,10 @@
 //
 // Every few commit intervals it also expires files below Kafka's log start
 // and re-indexes files whose rebuild no longer matches (expiry.go), and
-// assembles adjacent small files of a partition into one (assembly.go). Every
-// commit, a load's too, expires the oldest snapshots (icebergmeta,
-// history.expire.max-snapshot-age-ms, mink.history.max-snapshots);
+// assembles adjacent small files of a partition into one (assembly.go).
+// Every commit, a load's too, thins the history (icebergmeta,
+// mink.history.thinning, mink.history.max-snapshots); expiry also expires
+// the snapshots that list a file below Kafka's log start (expiry.go), and
 // collection deletes what only expired snapshots referenced. Every
 // statistics interval it writes the Puffin statistics file of the current
 // snapshot from the column sketches of its files (statistics.go).
