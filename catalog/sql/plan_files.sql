@@ -33,7 +33,7 @@ WHERE (ca.id IS NOT NULL OR c.snapshot_id IS NULL OR (c.expired_at IS NOT NULL A
   AND NOT (f.removed_snapshot_id IS NOT NULL
            AND (ra.id IS NOT NULL OR r.snapshot_id IS NULL
                 OR (r.expired_at IS NOT NULL AND r.sequence_number <= $2)))
-  AND f.end_offset > $4 AND f.start_offset <= $5
-  AND f.partition BETWEEN $6 AND $7
+  AND f.end_offset > $4::bigint AND f.start_offset <= $5::bigint
+  AND f.partition BETWEEN $6::bigint AND $7::bigint
   AND f.path COLLATE "C" > $8 AND ($9::text IS NULL OR f.path COLLATE "C" <= $9)
 ORDER BY f.path COLLATE "C";
