@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	_ "embed"
 	"encoding/base64"
@@ -89,13 +90,39 @@ type planSpec struct {
 	Stats []int `json:"st,omitempty"`
 	// Manifests: planned from the manifests (the rows were not trusted).
 	Manifests bool `json:"m,omitempty"`
-	// After and Last bound a plan task's page of paths (After exclusive,
-	// Last inclusive); a plan id has neither.
-	After string  `json:"a,omitempty"`
-	Last  *string `json:"l,omitempty"`
+	// After and Last bound a plan task's page (After exclusive, Last
+	// inclusive); a plan id has neither.
+	After *cursor `json:"a,omitempty"`
+	Last  *cursor `json:"l,omitempty"`
 }
 
 const planSpecVersion = 1
+
+// cursor is a file's place in a plan's order: partition, start offset,
+// then key (bytewise), for files planned from the rows (so that a page is
+// an index range of data_files); the key (the full location) alone for
+// files planned from the manifests.
+type cursor struct {
+	P int32  `json:"p,omitempty"`
+	S int64  `json:"s,omitempty"`
+	K string `json:"k"`
+}
+
+func (a cursor) compare(b cursor) int {
+	if c := cmp.Compare(a.P, b.P); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.S, b.S); c != 0 {
+		return c
+	}
+	return strings.Compare(a.K, b.K)
+}
+
+// inPage reports whether c is within spec's page (all of the plan for a
+// plan id).
+func (spec *planSpec) inPage(c cursor) bool {
+	return (spec.After == nil || c.compare(*spec.After) > 0) && (spec.Last == nil || c.compare(*spec.Last) <= 0)
+}
 
 func (s *planSpec) encode() string {
 	b, _ := json.Marshal(s) // only strings, numbers and raw JSON: always marshals
@@ -225,9 +252,9 @@ func (h *Handler) planBody(spec *planSpec, files []plannedFile, withID bool) []b
 	}
 	if n := h.cfg.PlanTaskFiles; len(files) > n {
 		b.WriteString(`"plan-tasks":[`)
-		after := ""
+		var after *cursor
 		for i := 0; i < len(files); i += n {
-			last := files[min(i+n, len(files))-1].key
+			last := files[min(i+n, len(files))-1].cur
 			page := *spec
 			page.After, page.Last = after, &last
 			if i > 0 {
@@ -235,7 +262,7 @@ func (h *Handler) planBody(spec *planSpec, files []plannedFile, withID bool) []b
 			}
 			tok, _ := json.Marshal(page.encode())
 			b.Write(tok)
-			after = last
+			after = &last
 		}
 		b.WriteString("]}")
 	} else {
@@ -254,7 +281,7 @@ func (h *Handler) fetchPlanningResult(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if spec.After != "" || spec.Last != nil {
+	if spec.After != nil || spec.Last != nil {
 		h.writeError(w, r, &apiError{http.StatusNotFound, typeNoSuchPlanID, "No such plan id"})
 		return
 	}
@@ -355,10 +382,8 @@ func (h *Handler) planOf(w http.ResponseWriter, r *http.Request, s, typ string) 
 
 // plannedFile is one data file of a plan.
 type plannedFile struct {
-	// key orders the plan's pages: the key below the warehouse when
-	// planned from the rows (as Postgres orders them), the full location
-	// from the manifests.
-	key       string
+	// cur is the file's place in the plan's order.
+	cur       cursor
 	path      string // full location
 	partition int32
 	specID    int
@@ -458,15 +483,27 @@ func (s *store) planTotals(ctx context.Context, tableID, seq int64, lineage []in
 }
 
 // planFiles reads the files of a snapshot from the rows, within the spans
-// of sp, and keeps those pr may match.
+// of sp and spec's page, and keeps those pr may match. Statistics are
+// decoded only when the filter or the answer needs them.
 func (s *store) planFiles(ctx context.Context, tableID, seq int64, lineage []int64, spec *planSpec, sp spans, pr *pruner) ([]plannedFile, error) {
 	if sp.offset.empty || sp.partition.empty {
 		return nil, nil
 	}
+	_, all := pr.expr.(iceberg.AlwaysTrue)
+	withStats := !all || len(spec.Stats) > 0
+	// The page, coarsely: by (partition, start offset), an index range.
+	var fromP, toP *int32
+	var fromS, toS *int64
+	if spec.After != nil {
+		fromP, fromS = &spec.After.P, &spec.After.S
+	}
+	if spec.Last != nil {
+		toP, toS = &spec.Last.P, &spec.Last.S
+	}
 	var out []plannedFile
 	err := s.conn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
 		rows, err := c.Query(ctx, planFilesSQL, tableID, seq, lineage, sp.offset.lo, sp.offset.hi,
-			sp.partition.lo, sp.partition.hi, spec.After, spec.Last)
+			sp.partition.lo, sp.partition.hi, fromP, fromS, toP, toS, withStats)
 		if err != nil {
 			return err
 		}
@@ -477,19 +514,25 @@ func (s *store) planFiles(ctx context.Context, tableID, seq int64, lineage []int
 			stats []byte
 		)
 		for rows.Next() {
-			if err := rows.Scan(&key, &f.partition, &f.size, &f.stats.RecordCount, &stats); err != nil {
+			f.stats = datafile.Stats{}
+			if err := rows.Scan(&key, &f.partition, &f.cur.S, &f.size, &f.stats.RecordCount, &stats); err != nil {
 				return err
 			}
-			f.stats = datafile.Stats{}
-			if err := json.Unmarshal(stats, &f.stats); err != nil {
-				return fmt.Errorf("data file %s: stats: %w", key, err)
+			f.cur.P, f.cur.K = f.partition, key
+			if !spec.inPage(f.cur) {
+				continue
+			}
+			if withStats {
+				if err := json.Unmarshal(stats, &f.stats); err != nil {
+					return fmt.Errorf("data file %s: stats: %w", key, err)
+				}
 			}
 			ok, err := pr.mightMatch(&f.stats)
 			if err != nil {
 				return fmt.Errorf("data file %s: %w", key, err)
 			}
 			if ok {
-				f.key, f.path = key, s.prefix+key
+				f.path = s.prefix + key
 				out = append(out, f)
 			}
 		}
@@ -514,19 +557,19 @@ func (h *Handler) planManifests(ctx context.Context, t Table, md table.Metadata,
 	out := make([]plannedFile, 0, len(tasks))
 	for _, task := range tasks {
 		d := task.File
-		if d.FilePath() <= spec.After || spec.Last != nil && d.FilePath() > *spec.Last {
+		if !spec.inPage(cursor{K: d.FilePath()}) {
 			continue // another page's
 		}
 		var p int32
 		if v, ok := d.Partition()[icebergmeta.PartitionFieldID].(int32); ok {
 			p = v
 		}
-		out = append(out, plannedFile{key: d.FilePath(), path: d.FilePath(), partition: p, specID: int(d.SpecID()), size: d.FileSizeBytes(),
+		out = append(out, plannedFile{cur: cursor{K: d.FilePath()}, path: d.FilePath(), partition: p, specID: int(d.SpecID()), size: d.FileSizeBytes(),
 			stats: datafile.Stats{RecordCount: d.Count(), ColumnSizes: d.ColumnSizes(), ValueCounts: d.ValueCounts(),
 				NullValueCounts: d.NullValueCounts(), NaNValueCounts: d.NaNValueCounts(),
 				LowerBounds: d.LowerBoundValues(), UpperBounds: d.UpperBoundValues(), SplitOffsets: d.SplitOffsets()}})
 	}
-	slices.SortFunc(out, func(a, b plannedFile) int { return strings.Compare(a.path, b.path) })
+	slices.SortFunc(out, func(a, b plannedFile) int { return a.cur.compare(b.cur) })
 	return out, nil
 }
 

@@ -8,8 +8,11 @@
 -- $1 table id, $2 the snapshot's sequence number, $3 the ids of the
 -- snapshot and its ancestors, $4..$5 a span of offsets and $6..$7 of
 -- partitions that holds every matching row (wider is always right),
--- $8 the path after which to start ('' for the first), $9 the last path
--- (NULL: no end). Ordered by path, the order plan tasks page by.
+-- $8, $9 the partition and start offset of a page's first file and
+-- $10, $11 of its last (NULL: no bound; the caller cuts the page exactly
+-- by key), $12 whether to return the statistics (NULL when not). Ordered
+-- by partition, start offset and key (bytewise), the order plan tasks page
+-- by.
 WITH files AS (
     SELECT path, partition, start_offset, end_offset, file_size, record_count, stats,
            committed_snapshot_id, removed_snapshot_id
@@ -23,7 +26,7 @@ WITH files AS (
 ), lineage AS (
     SELECT DISTINCT id FROM unnest($3::bigint[]) AS a (id)
 )
-SELECT f.path, f.partition, f.file_size, f.record_count, f.stats
+SELECT f.path, f.partition, f.start_offset, f.file_size, f.record_count, CASE WHEN $12 THEN f.stats END
 FROM files f
 LEFT JOIN lineage ca ON ca.id = f.committed_snapshot_id
 LEFT JOIN snapshots c ON c.table_id = $1 AND c.snapshot_id = f.committed_snapshot_id
@@ -35,5 +38,6 @@ WHERE (ca.id IS NOT NULL OR c.snapshot_id IS NULL OR (c.expired_at IS NOT NULL A
                 OR (r.expired_at IS NOT NULL AND r.sequence_number <= $2)))
   AND f.end_offset > $4::bigint AND f.start_offset <= $5::bigint
   AND f.partition BETWEEN $6::bigint AND $7::bigint
-  AND f.path COLLATE "C" > $8 AND ($9::text IS NULL OR f.path COLLATE "C" <= $9)
-ORDER BY f.path COLLATE "C";
+  AND ($8::int IS NULL OR (f.partition, f.start_offset) >= ($8::int, $9::bigint))
+  AND ($10::int IS NULL OR (f.partition, f.start_offset) <= ($10::int, $11::bigint))
+ORDER BY f.partition, f.start_offset, f.path COLLATE "C";
