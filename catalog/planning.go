@@ -105,7 +105,10 @@ const planSpecVersion = 1
 type cursor struct {
 	P int32  `json:"p,omitempty"`
 	S int64  `json:"s,omitempty"`
-	K string `json:"k"`
+	K string `json:"k,omitempty"`
+	// Z places the cursor after every key of (P, S): a page end cut from
+	// partition and start offset alone.
+	Z bool `json:"z,omitempty"`
 }
 
 func (a cursor) compare(b cursor) int {
@@ -115,7 +118,22 @@ func (a cursor) compare(b cursor) int {
 	if c := cmp.Compare(a.S, b.S); c != 0 {
 		return c
 	}
+	switch {
+	case a.Z && b.Z:
+		return 0
+	case a.Z:
+		return 1
+	case b.Z:
+		return -1
+	}
 	return strings.Compare(a.K, b.K)
+}
+
+// planResult is a plan: its files, or (an unfiltered plan of many files
+// from the rows) the ends of its pages, the last one past every file.
+type planResult struct {
+	files []plannedFile
+	ends  []cursor
 }
 
 // inPage reports whether c is within spec's page (all of the plan for a
@@ -231,18 +249,18 @@ func (h *Handler) planTableScan(w http.ResponseWriter, r *http.Request) {
 		}
 		spec.Stats = append(spec.Stats, f.ID)
 	}
-	files, err := h.plan(r.Context(), t, md, spec, true)
+	res, err := h.plan(r.Context(), t, md, spec, true)
 	if err != nil {
 		h.writeError(w, r, err, logAttrs(ns, name)...)
 		return
 	}
-	writeRawJSON(w, http.StatusOK, h.planBody(spec, files, true))
+	writeRawJSON(w, http.StatusOK, h.planBody(spec, res, true))
 }
 
 // planBody is a completed plan (with its plan id for planTableScan, not
 // for fetchPlanningResult): its files inline, or plan tasks of
 // Config.PlanTaskFiles files each, cut at file keys.
-func (h *Handler) planBody(spec *planSpec, files []plannedFile, withID bool) []byte {
+func (h *Handler) planBody(spec *planSpec, res planResult, withID bool) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"status":"completed",`)
 	if withID {
@@ -250,11 +268,17 @@ func (h *Handler) planBody(spec *planSpec, files []plannedFile, withID bool) []b
 		b.WriteString(spec.encode())
 		b.WriteString(`",`)
 	}
-	if n := h.cfg.PlanTaskFiles; len(files) > n {
+	files := res.files
+	ends := res.ends
+	if n := h.cfg.PlanTaskFiles; ends == nil && len(files) > n {
+		for i := 0; i < len(files); i += n {
+			ends = append(ends, files[min(i+n, len(files))-1].cur)
+		}
+	}
+	if ends != nil {
 		b.WriteString(`"plan-tasks":[`)
 		var after *cursor
-		for i := 0; i < len(files); i += n {
-			last := files[min(i+n, len(files))-1].cur
+		for i, last := range ends {
 			page := *spec
 			page.After, page.Last = after, &last
 			if i > 0 {
@@ -289,13 +313,13 @@ func (h *Handler) fetchPlanningResult(w http.ResponseWriter, r *http.Request) {
 		writeRawJSON(w, http.StatusOK, []byte(`{"status":"completed","file-scan-tasks":[]}`))
 		return
 	}
-	files, err := h.plan(r.Context(), t, md, spec, false)
+	res, err := h.plan(r.Context(), t, md, spec, false)
 	if err != nil {
 		h.writeError(w, r, err, logAttrs(t.Namespace, t.Name)...)
 		return
 	}
 	// The spec's fetchPlanningResult has no plan-id.
-	writeRawJSON(w, http.StatusOK, h.planBody(spec, files, false))
+	writeRawJSON(w, http.StatusOK, h.planBody(spec, res, false))
 }
 
 // cancelPlanning answers DELETE …/plan/{plan-id}: 204, there is nothing to
@@ -325,14 +349,14 @@ func (h *Handler) fetchScanTasks(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, &apiError{http.StatusNotFound, typeNoSuchPlanTask, "No such plan task"})
 		return
 	}
-	files, err := h.plan(r.Context(), t, md, spec, false)
+	res, err := h.plan(r.Context(), t, md, spec, false)
 	if err != nil {
 		h.writeError(w, r, err, logAttrs(t.Namespace, t.Name)...)
 		return
 	}
 	var b bytes.Buffer
 	b.WriteByte('{')
-	writeTasks(&b, spec, files)
+	writeTasks(&b, spec, res.files)
 	b.WriteByte('}')
 	writeRawJSON(w, http.StatusOK, b.Bytes())
 }
@@ -397,7 +421,7 @@ type plannedFile struct {
 // and the rows agree with its summary (record and file totals; checked
 // when decide is set, and the choice recorded in spec.Manifests);
 // otherwise from the manifests with iceberg-go's planner.
-func (h *Handler) plan(ctx context.Context, t Table, md table.Metadata, spec *planSpec, decide bool) ([]plannedFile, error) {
+func (h *Handler) plan(ctx context.Context, t Table, md table.Metadata, spec *planSpec, decide bool) (planResult, error) {
 	var schema *iceberg.Schema
 	for _, s := range md.Schemas() {
 		if s.ID == spec.SchemaID {
@@ -405,27 +429,28 @@ func (h *Handler) plan(ctx context.Context, t Table, md table.Metadata, spec *pl
 		}
 	}
 	if schema == nil {
-		return nil, badRequest("Table has no schema %d", spec.SchemaID)
+		return planResult{}, badRequest("Table has no schema %d", spec.SchemaID)
 	}
 	var filter iceberg.BooleanExpression = iceberg.AlwaysTrue{}
 	if spec.Filter != nil {
 		var err error
 		if filter, err = iceberg.ParseExpr(spec.Filter, schema); err != nil {
-			return nil, badRequest("Invalid filter: %v", err)
+			return planResult{}, badRequest("Invalid filter: %v", err)
 		}
 	}
 	pr, err := newPruner(schema, filter, !spec.CaseInsensitive)
 	if err != nil {
-		return nil, badRequest("Invalid filter: %v", err)
+		return planResult{}, badRequest("Invalid filter: %v", err)
 	}
 	snap := md.SnapshotByID(spec.SnapshotID)
 	lineage := mainLineage(md, snap.SnapshotID)
 	if decide {
 		spec.Manifests = lineage == nil
 		if !spec.Manifests {
-			files, records, err := h.store.planTotals(ctx, t.ID, snap.SequenceNumber, lineage)
+			n := h.cfg.PlanTaskFiles
+			files, records, ends, err := h.store.planTotals(ctx, t.ID, snap.SequenceNumber, lineage, n)
 			if err != nil {
-				return nil, err
+				return planResult{}, err
 			}
 			sum := snap.Summary
 			if sum == nil || sum.Properties[totalDataFiles] != strconv.FormatInt(files, 10) ||
@@ -433,15 +458,21 @@ func (h *Handler) plan(ctx context.Context, t Table, md table.Metadata, spec *pl
 				h.log.InfoContext(ctx, "catalog: file rows disagree with the snapshot summary; planning from manifests",
 					"table", t.ID, "snapshot", snap.SnapshotID, "files", files, "records", records)
 				spec.Manifests = true
+			} else if _, all := pr.expr.(iceberg.AlwaysTrue); all && len(spec.Stats) == 0 && files > int64(n) {
+				// Every file, in pages: no need to list them here.
+				return planResult{ends: ends}, nil
 			}
 		}
 	} else if !spec.Manifests && lineage == nil {
 		spec.Manifests = true // no longer on main (cannot happen to a snapshot of main): be right anyway
 	}
+	var res planResult
 	if spec.Manifests {
-		return h.planManifests(ctx, t, md, spec, filter)
+		res.files, err = h.planManifests(ctx, t, md, spec, filter)
+	} else {
+		res.files, err = h.store.planFiles(ctx, t.ID, snap.SequenceNumber, lineage, spec, bound(pr.expr), pr)
 	}
-	return h.store.planFiles(ctx, t.ID, snap.SequenceNumber, lineage, spec, bound(pr.expr), pr)
+	return res, err
 }
 
 // Snapshot summary keys (Iceberg spec, "Optional Snapshot Summary Fields").
@@ -474,12 +505,23 @@ func mainLineage(md table.Metadata, id int64) []int64 {
 	return ids
 }
 
-// planTotals counts the files and records of a snapshot from the rows.
-func (s *store) planTotals(ctx context.Context, tableID, seq int64, lineage []int64) (files, records int64, err error) {
+// planTotals counts the files and records of a snapshot from the rows,
+// and cuts them into pages of about perPage files (plan_totals.sql): it
+// returns the pages' ends, the last one past every file.
+func (s *store) planTotals(ctx context.Context, tableID, seq int64, lineage []int64, perPage int) (files, records int64, ends []cursor, err error) {
+	var ps []int32
+	var ss []int64
 	err = s.conn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
-		return c.QueryRow(ctx, planTotalsSQL, tableID, seq, lineage).Scan(&files, &records)
+		return c.QueryRow(ctx, planTotalsSQL, tableID, seq, lineage, perPage).Scan(&files, &records, &ps, &ss)
 	})
-	return files, records, err
+	for i := range ps {
+		e := cursor{P: ps[i], S: ss[i], Z: true}
+		if len(ends) == 0 || ends[len(ends)-1] != e { // files of one (partition, start) share a page
+			ends = append(ends, e)
+		}
+	}
+	ends = append(ends, cursor{P: math.MaxInt32, S: math.MaxInt64, Z: true})
+	return files, records, ends, err
 }
 
 // planFiles reads the files of a snapshot from the rows, within the spans
@@ -492,18 +534,18 @@ func (s *store) planFiles(ctx context.Context, tableID, seq int64, lineage []int
 	_, all := pr.expr.(iceberg.AlwaysTrue)
 	withStats := !all || len(spec.Stats) > 0
 	// The page, coarsely: by (partition, start offset), an index range.
-	var fromP, toP *int32
-	var fromS, toS *int64
+	from := cursor{P: math.MinInt32, S: math.MinInt64}
+	to := cursor{P: math.MaxInt32, S: math.MaxInt64}
 	if spec.After != nil {
-		fromP, fromS = &spec.After.P, &spec.After.S
+		from = *spec.After
 	}
 	if spec.Last != nil {
-		toP, toS = &spec.Last.P, &spec.Last.S
+		to = *spec.Last
 	}
 	var out []plannedFile
 	err := s.conn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
 		rows, err := c.Query(ctx, planFilesSQL, tableID, seq, lineage, sp.offset.lo, sp.offset.hi,
-			sp.partition.lo, sp.partition.hi, fromP, fromS, toP, toS, withStats)
+			sp.partition.lo, sp.partition.hi, from.P, from.S, to.P, to.S, withStats)
 		if err != nil {
 			return err
 		}

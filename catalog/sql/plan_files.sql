@@ -9,10 +9,9 @@
 -- snapshot and its ancestors, $4..$5 a span of offsets and $6..$7 of
 -- partitions that holds every matching row (wider is always right),
 -- $8, $9 the partition and start offset of a page's first file and
--- $10, $11 of its last (NULL: no bound; the caller cuts the page exactly
--- by key), $12 whether to return the statistics (NULL when not). Ordered
--- by partition, start offset and key (bytewise), the order plan tasks page
--- by.
+-- $10, $11 of its last (the caller cuts the page exactly by key), $12
+-- whether to return the statistics (NULL when not). Ordered by partition,
+-- start offset and key (bytewise), the order plan tasks page by.
 WITH files AS (
     SELECT path, partition, start_offset, end_offset, file_size, record_count, stats,
            committed_snapshot_id, removed_snapshot_id
@@ -23,21 +22,18 @@ WITH files AS (
            committed_snapshot_id, removed_snapshot_id
     FROM tail_files
     WHERE table_id = $1
-), lineage AS (
-    SELECT DISTINCT id FROM unnest($3::bigint[]) AS a (id)
 )
 SELECT f.path, f.partition, f.start_offset, f.file_size, f.record_count, CASE WHEN $12 THEN f.stats END
 FROM files f
-LEFT JOIN lineage ca ON ca.id = f.committed_snapshot_id
 LEFT JOIN snapshots c ON c.table_id = $1 AND c.snapshot_id = f.committed_snapshot_id
-LEFT JOIN lineage ra ON ra.id = f.removed_snapshot_id
 LEFT JOIN snapshots r ON r.table_id = $1 AND r.snapshot_id = f.removed_snapshot_id
-WHERE (ca.id IS NOT NULL OR c.snapshot_id IS NULL OR (c.expired_at IS NOT NULL AND c.sequence_number <= $2))
+WHERE (f.committed_snapshot_id = ANY($3) OR c.snapshot_id IS NULL OR (c.expired_at IS NOT NULL AND c.sequence_number <= $2))
   AND NOT (f.removed_snapshot_id IS NOT NULL
-           AND (ra.id IS NOT NULL OR r.snapshot_id IS NULL
+           AND (f.removed_snapshot_id = ANY($3) OR r.snapshot_id IS NULL
                 OR (r.expired_at IS NOT NULL AND r.sequence_number <= $2)))
   AND f.end_offset > $4::bigint AND f.start_offset <= $5::bigint
   AND f.partition BETWEEN $6::bigint AND $7::bigint
-  AND ($8::int IS NULL OR (f.partition, f.start_offset) >= ($8::int, $9::bigint))
-  AND ($10::int IS NULL OR (f.partition, f.start_offset) <= ($10::int, $11::bigint))
+  AND f.partition BETWEEN $8::int AND $10::int
+  AND (f.partition > $8::int OR f.start_offset >= $9::bigint)
+  AND (f.partition < $10::int OR f.start_offset <= $11::bigint)
 ORDER BY f.partition, f.start_offset, f.path COLLATE "C";
