@@ -21,6 +21,8 @@ type Handler struct {
 	log   *slog.Logger
 	store *store
 	mux   *http.ServeMux
+	// totals caches the file totals of planned snapshots (planning.go).
+	totals totalsCache
 
 	// configBody is the answer of GET /v1/config; tableConfig the "config" of
 	// every LoadTableResult (to which vended credentials are added, under

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -448,10 +449,11 @@ func (h *Handler) plan(ctx context.Context, t Table, md table.Metadata, spec *pl
 		spec.Manifests = lineage == nil
 		if !spec.Manifests {
 			n := h.cfg.PlanTaskFiles
-			files, records, ends, err := h.store.planTotals(ctx, t.ID, snap.SequenceNumber, lineage, n)
+			tot, err := h.totals.get(ctx, h.store, t.ID, snap.SnapshotID, snap.SequenceNumber, lineage, n)
 			if err != nil {
 				return planResult{}, err
 			}
+			files, records, ends := tot.files, tot.records, tot.ends
 			sum := snap.Summary
 			if sum == nil || sum.Properties[totalDataFiles] != strconv.FormatInt(files, 10) ||
 				sum.Properties[totalRecords] != strconv.FormatInt(records, 10) {
@@ -503,6 +505,45 @@ func mainLineage(md table.Metadata, id int64) []int64 {
 		return nil
 	}
 	return ids
+}
+
+// totals are a snapshot's totals from the rows, with its page ends.
+type totals struct {
+	files, records int64
+	ends           []cursor
+}
+
+// totalsCache keeps the totals of the snapshots planned lately. A
+// snapshot's rows do not change while it is in the table (a later
+// snapshot that removes a file marks it, it does not delete it), so its
+// totals need counting once per node, not on every plan.
+type totalsCache struct {
+	mu sync.Mutex
+	m  map[[2]int64]totals // by table id and snapshot id
+}
+
+// maxCachedTotals bounds the cache; it is emptied when full.
+const maxCachedTotals = 4096
+
+func (c *totalsCache) get(ctx context.Context, s *store, tableID, snapshotID, seq int64, lineage []int64, perPage int) (totals, error) {
+	k := [2]int64{tableID, snapshotID}
+	c.mu.Lock()
+	t, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return t, nil
+	}
+	var err error
+	if t.files, t.records, t.ends, err = s.planTotals(ctx, tableID, seq, lineage, perPage); err != nil {
+		return t, err
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxCachedTotals {
+		c.m = map[[2]int64]totals{}
+	}
+	c.m[k] = t
+	c.mu.Unlock()
+	return t, nil
 }
 
 // planTotals counts the files and records of a snapshot from the rows,
