@@ -3,6 +3,7 @@ package catalog_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -61,8 +62,9 @@ func (f *planFixture) count(call string) int {
 	return f.calls[call]
 }
 
-// synthOptions: 4 partitions × 10 files of 100 offsets each.
-var synthOptions = synthtable.Options{Namespace: "synth", Name: "events", Files: 40, FilesPerCommit: 15}
+// synthOptions: 4 partitions × 10 files of 100 offsets each, the last 6
+// tail files of a zero-lag load.
+var synthOptions = synthtable.Options{Namespace: "synth", Name: "events", Files: 40, FilesPerCommit: 15, TailFiles: 6}
 
 func (f *planFixture) synth(t *testing.T, o synthtable.Options) *tables.Table {
 	t.Helper()
@@ -191,6 +193,19 @@ func TestPlanTableScan(t *testing.T) {
 		})
 	}
 	require.Equal(t, 8, f.count("POST plan"), "iceberg-go planned through the catalog")
+
+	// From the rows, tail files included: the plan id says so.
+	rsp, body := post(t, f.url+"/v1/namespaces/synth/tables/events/plan", `{}`)
+	require.Equal(t, http.StatusOK, rsp.StatusCode, string(body))
+	id, err := base64.RawURLEncoding.DecodeString(decode[struct {
+		PlanID string `json:"plan-id"`
+	}](t, body).PlanID)
+	require.NoError(t, err)
+	require.NotContains(t, string(id), `"m":true`)
+	var tails int
+	require.NoError(t, f.pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM tail_files WHERE table_id = $1`, tbl.ID).Scan(&tails))
+	require.Equal(t, 6, tails)
 }
 
 // A plan of more than PlanTaskFiles files answers plan tasks; iceberg-go

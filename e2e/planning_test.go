@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -16,6 +18,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -39,7 +42,8 @@ import (
 // file sets (PlanFiles) and only the unfiltered scan reads rows.
 func TestScanPlanning(t *testing.T) {
 	ctx := context.Background()
-	env, err := devenv.StartEnv(ctx, devenv.DevConfig{Nodes: 1, PostgresURL: pgtest.Schema(t), EphemeralPorts: true,
+	pg := pgtest.Schema(t)
+	env, err := devenv.StartEnv(ctx, devenv.DevConfig{Nodes: 1, PostgresURL: pg, EphemeralPorts: true,
 		LeaseTTL: 3 * time.Second, FlushInterval: 150 * time.Millisecond, CommitInterval: 300 * time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(env.Stop)
@@ -147,6 +151,35 @@ func TestScanPlanning(t *testing.T) {
 		records += f.File.Count()
 	}
 	require.EqualValues(t, produced, records, "every acknowledged record is planned")
+
+	// The plan came from the file rows in Postgres (tail files included),
+	// not from the manifests: the plan id says which.
+	rsp, err := http.Post(env.Nodes[0].URL()+"/v1/namespaces/pl/tables/events/plan", "application/json", strings.NewReader(`{}`))
+	require.NoError(t, err)
+	var raw struct {
+		PlanID string `json:"plan-id"`
+		Tasks  []struct {
+			DataFile struct {
+				Records int64 `json:"record-count"`
+			} `json:"data-file"`
+		} `json:"file-scan-tasks"`
+	}
+	require.NoError(t, json.NewDecoder(rsp.Body).Decode(&raw))
+	rsp.Body.Close()
+	id, err := base64.RawURLEncoding.DecodeString(raw.PlanID)
+	require.NoError(t, err)
+	require.NotContains(t, string(id), `"m":true`, "planned from the rows")
+	conn, err := pgx.Connect(ctx, pg)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	var tails int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM tail_files`).Scan(&tails))
+	require.Positive(t, tails, "loads added tail files")
+	records = 0
+	for _, task := range raw.Tasks {
+		records += task.DataFile.Records
+	}
+	require.EqualValues(t, produced, records)
 
 	// The remotely planned files read back to exactly what was produced.
 	arrowTbl, err := scan.ToArrowTable(ctx)

@@ -40,6 +40,10 @@ type Options struct {
 	// FilesPerCommit is the number of files each snapshot appends
 	// (default 10,000).
 	FilesPerCommit int
+	// TailFiles of the Files (the last ones) are tail files of a zero-lag
+	// load (tail_files rows, docs/design.md §4.4), appended by one last
+	// snapshot committed by a table load.
+	TailFiles int
 }
 
 // Value is the value column's bound at partition p, offset o: files of a
@@ -60,9 +64,15 @@ func Create(ctx context.Context, pool *pgxpool.Pool, o Options) (*tables.Table, 
 	if !ok {
 		return nil, fmt.Errorf("synthtable: table %s has no value column", t.FullName())
 	}
-	for first := 0; first < o.Files; first += o.FilesPerCommit {
-		n := min(o.FilesPerCommit, o.Files-first)
-		if err := commitBatch(ctx, pool, t, o, valueField.ID, first, n); err != nil {
+	indexed := o.Files - o.TailFiles
+	for first := 0; first < indexed; first += o.FilesPerCommit {
+		n := min(o.FilesPerCommit, indexed-first)
+		if err := commitBatch(ctx, pool, t, o, valueField.ID, first, n, false); err != nil {
+			return nil, err
+		}
+	}
+	if o.TailFiles > 0 {
+		if err := commitBatch(ctx, pool, t, o, valueField.ID, indexed, o.TailFiles, true); err != nil {
 			return nil, err
 		}
 	}
@@ -132,8 +142,8 @@ func File(o Options, valueFieldID, i int) (p int32, start, end int64, st datafil
 }
 
 // commitBatch appends files first…first+n-1 in one snapshot and records
-// their rows, committed by it.
-func commitBatch(ctx context.Context, pool *pgxpool.Pool, t *tables.Table, o Options, valueID, first, n int) error {
+// their rows (data_files, or tail_files for tail), committed by it.
+func commitBatch(ctx context.Context, pool *pgxpool.Pool, t *tables.Table, o Options, valueID, first, n int, tail bool) error {
 	added := make([]icebergmeta.AddedFile, n)
 	rows := make([][]any, n)
 	for k := range n {
@@ -145,13 +155,26 @@ func commitBatch(ctx context.Context, pool *pgxpool.Pool, t *tables.Table, o Opt
 		rows[k] = []any{t.ID, p, start, end, datafile.EncoderVersion, 0, key, size, sum[:], st.RecordCount, st}
 	}
 	return commit.InLock(ctx, pool, t, t, func(tx pgx.Tx, h *commit.Head) error {
-		res, err := commit.Append(ctx, tx, h, nil,
-			map[string]string{icebergmeta.SummaryCommittedBy: icebergmeta.CommittedByWriter}, added)
+		by := icebergmeta.CommittedByWriter
+		if tail {
+			by = icebergmeta.CommittedByLoad
+		}
+		res, err := commit.Append(ctx, tx, h, nil, map[string]string{icebergmeta.SummaryCommittedBy: by}, added)
 		if err != nil {
 			return err
 		}
 		for k := range rows {
 			rows[k] = append(rows[k], res.SnapshotID)
+		}
+		if tail {
+			for k, r := range rows { // tail_files has no schema_id
+				rows[k] = append(r[:5:5], r[6:]...)
+			}
+			_, err = tx.CopyFrom(ctx, pgx.Identifier{"tail_files"},
+				[]string{"table_id", "partition", "start_offset", "end_offset", "encoder_version", "path",
+					"file_size", "sha256", "record_count", "stats", "committed_snapshot_id"},
+				pgx.CopyFromRows(rows))
+			return err
 		}
 		_, err = tx.CopyFrom(ctx, pgx.Identifier{"data_files"},
 			[]string{"table_id", "partition", "start_offset", "end_offset", "encoder_version", "schema_id", "path",
