@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -361,4 +363,65 @@ func TestPlanAccess(t *testing.T) {
 	// Without a token: 401.
 	rsp, body = post(t, f.url+"/v1/namespaces/a/tables/p/plan", `{}`)
 	requireError(t, rsp, body, http.StatusUnauthorized, "NotAuthorizedException")
+}
+
+// A snapshot off the main branch (a tag's) is planned from its manifests:
+// its rows' lineage is not main's.
+func TestPlanTagFromManifests(t *testing.T) {
+	f := newPlanFixture(t, catalog.Config{})
+	tbl := f.synth(t, synthOptions)
+	ctx := context.Background()
+	cur, err := tables.Get(ctx, f.pool, tbl.ID)
+	require.NoError(t, err)
+	var content []byte
+	require.NoError(t, f.pool.QueryRow(ctx, `SELECT content FROM metadata_files WHERE path = $1`,
+		tables.Key(cur.MetadataLocation)).Scan(&content))
+	var md map[string]any
+	d := json.NewDecoder(bytes.NewReader(content))
+	d.UseNumber() // snapshot ids need all 64 bits
+	require.NoError(t, d.Decode(&md))
+	head, err := md["current-snapshot-id"].(json.Number).Int64()
+	require.NoError(t, err)
+	var first int64
+	for _, s := range md["snapshots"].([]any) {
+		if _, ok := s.(map[string]any)["parent-snapshot-id"]; !ok {
+			first, err = s.(map[string]any)["snapshot-id"].(json.Number).Int64()
+			require.NoError(t, err)
+		}
+	}
+	require.NotZero(t, first)
+	// main moves back to the first snapshot; the old head stays as a tag.
+	md["current-snapshot-id"] = first
+	md["refs"] = map[string]any{"main": map[string]any{"snapshot-id": first, "type": "branch"},
+		"keep": map[string]any{"snapshot-id": head, "type": "tag"}}
+	content, err = json.Marshal(md)
+	require.NoError(t, err)
+	loc := tbl.Location + "/metadata/99999-tag.metadata.json"
+	_, err = f.pool.Exec(ctx, `INSERT INTO metadata_files (path, table_id, content) VALUES ($1, $2, $3)`,
+		tables.Key(loc), tbl.ID, content)
+	require.NoError(t, err)
+	_, err = f.pool.Exec(ctx, `UPDATE tables SET metadata_location = $1 WHERE id = $2`, loc, tbl.ID)
+	require.NoError(t, err)
+
+	rsp, body := post(t, f.url+"/v1/namespaces/synth/tables/events/plan", fmt.Sprintf(`{"snapshot-id":%d}`, head))
+	require.Equal(t, http.StatusOK, rsp.StatusCode, string(body))
+	plan := decode[struct {
+		PlanID string `json:"plan-id"`
+		Tasks  []any  `json:"file-scan-tasks"`
+	}](t, body)
+	id, err := base64.RawURLEncoding.DecodeString(plan.PlanID)
+	require.NoError(t, err)
+	require.Contains(t, string(id), `"m":true`, "planned from the manifests")
+	require.Len(t, plan.Tasks, 40)
+	// main's own snapshot still plans from the rows: 15 files.
+	rsp, body = post(t, f.url+"/v1/namespaces/synth/tables/events/plan", `{}`)
+	require.Equal(t, http.StatusOK, rsp.StatusCode, string(body))
+	plan = decode[struct {
+		PlanID string `json:"plan-id"`
+		Tasks  []any  `json:"file-scan-tasks"`
+	}](t, body)
+	id, err = base64.RawURLEncoding.DecodeString(plan.PlanID)
+	require.NoError(t, err)
+	require.NotContains(t, string(id), `"m":true`)
+	require.Len(t, plan.Tasks, 15)
 }
