@@ -14,6 +14,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minkhq/mink/admin"
+	"github.com/minkhq/mink/tables"
 )
 
 // TestGroupTags: a table created with mink.group-tags=billing; a franz-go
@@ -23,8 +26,9 @@ import (
 // scanned with iceberg-go through the REST catalog and S3 API, holds
 // exactly the records below the committed offsets and none of partition
 // 1. The group commits again (0 at 90, 1 at 30): the tag moves to a new
-// snapshot cut there, and the old one leaves the metadata (docs/design.md
-// §4.8).
+// snapshot cut there, and the old one leaves the metadata. A property
+// change through the admin API that no longer names billing removes the
+// tag and its snapshot (docs/design.md §4.8).
 func TestGroupTags(t *testing.T) {
 	ctx := context.Background()
 	env := startEnv(t, 1)
@@ -83,8 +87,22 @@ func TestGroupTags(t *testing.T) {
 
 	began = time.Now()
 	commitAt(map[int32]int64{0: 90, 1: 30})
-	checkGroupTag(t, cat, "0:90,1:30,2:75", map[int32]int64{0: 90, 1: 30, 2: 75}, first)
+	moved := checkGroupTag(t, cat, "0:90,1:30,2:75", map[int32]int64{0: 90, 1: 30, 2: 75}, first)
 	t.Logf("moved after %v", time.Since(began).Round(time.Millisecond))
+
+	// The property changes through the admin API: billing is no longer
+	// named, and its tag and snapshot go.
+	began = time.Now()
+	tb, err := (&admin.Client{URL: env.Nodes[0].URL()}).SetProperties(ctx, "gt.events",
+		tables.PropertyChange{Set: map[string]string{"mink.group-tags": "audit-*"}})
+	require.NoError(t, err)
+	require.Equal(t, "audit-*", tb.Properties["mink.group-tags"])
+	require.Eventually(t, func() bool {
+		tbl, err := cat.LoadTable(ctx, table.Identifier{"gt", "events"})
+		return err == nil && tbl.Metadata().SnapshotByName("group.billing") == nil && tbl.Metadata().SnapshotByID(moved) == nil &&
+			tbl.Metadata().Properties()["mink.group-tags"] == "audit-*"
+	}, 9*time.Second, 100*time.Millisecond, "tag group.billing removed")
+	t.Logf("removed after %v", time.Since(began).Round(time.Millisecond))
 }
 
 // checkGroupTag waits until the table's ref group.billing names a snapshot
