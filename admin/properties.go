@@ -51,39 +51,56 @@ func (h *Handler) setProperties(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// ChangeProperties applies c to table t's properties (tables.PropertyChange.Apply)
-// and to its current metadata file, in one transaction under t's row lock,
-// and returns the table as changed. Errors wrap tables.ErrInvalid for a
-// change Apply refuses.
+// ChangeProperties applies c to the properties of table t and of its
+// dead-letter table (which got t's at create), in their rows and current
+// metadata files, in one transaction that holds both row locks (table,
+// then dead-letter table: the order of every commit that takes both), and
+// returns t as changed. Errors wrap tables.ErrInvalid for a change
+// tables.PropertyChange.Apply refuses.
 func ChangeProperties(ctx context.Context, db tables.Beginner, t *tables.Table, c tables.PropertyChange) (*tables.Table, error) {
 	var out *tables.Table
-	err := commit.InLock(ctx, db, t, t, func(tx pgx.Tx, h *commit.Head) error {
-		cur, err := tables.Get(ctx, tx, t.ID) // under the lock: no change is lost
+	err := pgx.BeginTxFunc(ctx, db, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		dlq, err := tables.DLQ(ctx, tx, t.ID)
 		if err != nil {
 			return err
 		}
-		props, err := c.Apply(cur)
-		if err != nil {
-			return err
-		}
-		if err := tables.SetProperties(ctx, tx, t.ID, props); err != nil {
-			return err
-		}
-		md, err := h.Parsed()
-		if err != nil {
-			return err
-		}
-		upd, err := icebergmeta.SetProperties(h.MetadataLocation, h.Metadata, md, c.Set, c.Remove)
-		if err != nil {
-			return fmt.Errorf("%w: %w", tables.ErrInvalid, err)
-		}
-		if upd != nil {
-			if err := commit.StoreMetadata(ctx, tx, h, upd, nil); err != nil {
+		for _, x := range []*tables.Table{t, dlq} {
+			if x == nil {
+				continue
+			}
+			h, err := commit.Lock(ctx, tx, x, t)
+			if err != nil {
 				return err
 			}
+			cur, err := tables.Get(ctx, tx, x.ID) // under the lock: no change is lost
+			if err != nil {
+				return err
+			}
+			props, err := c.Apply(cur)
+			if err != nil {
+				return err
+			}
+			if err := tables.SetProperties(ctx, tx, x.ID, props); err != nil {
+				return err
+			}
+			md, err := h.Parsed()
+			if err != nil {
+				return err
+			}
+			upd, err := icebergmeta.SetProperties(h.MetadataLocation, h.Metadata, md, c.Set, c.Remove)
+			if err != nil {
+				return fmt.Errorf("%w: %w", tables.ErrInvalid, err)
+			}
+			if upd != nil {
+				if err := commit.StoreMetadata(ctx, tx, h, upd, nil); err != nil {
+					return err
+				}
+			}
+			if x == t {
+				cur.Properties, cur.MetadataLocation = props, h.MetadataLocation
+				out = cur
+			}
 		}
-		cur.Properties, cur.MetadataLocation = props, h.MetadataLocation
-		out = cur
 		return nil
 	})
 	return out, err

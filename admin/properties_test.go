@@ -67,6 +67,15 @@ func TestSetProperties(t *testing.T) {
 	require.NotContains(t, md.Properties(), "history.expire.max-snapshot-age-ms")
 	require.Equal(t, h.MetadataLocation, tbl.MetadataLocation)
 	require.Equal(t, tbl.MetadataLocation, body["metadata_location"])
+	dlq, err := tables.DLQ(ctx, pool, tbl.ID)
+	require.NoError(t, err)
+	require.Equal(t, tbl.Properties, dlq.Properties, "the dead-letter table's properties change with its table's")
+	dh, err := commit.Read(ctx, pool, dlq, tbl)
+	require.NoError(t, err)
+	dmd, err := table.ParseMetadataBytes(dh.Metadata)
+	require.NoError(t, err)
+	require.NotContains(t, dmd.Properties(), "history.expire.max-snapshot-age-ms")
+	require.Equal(t, "1048576", dmd.Properties()["write.target-file-size-bytes"])
 
 	for _, b := range []struct{ path, body, msg string }{
 		{"/admin/v1/tables/app.events/properties", `{"set":{"mink.json.field-matching":"case-insensitive"}}`, "cannot be changed after create"},
