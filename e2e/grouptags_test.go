@@ -103,6 +103,8 @@ func TestGroupTags(t *testing.T) {
 			tbl.Metadata().Properties()["mink.group-tags"] == "audit-*"
 	}, 9*time.Second, 100*time.Millisecond, "tag group.billing removed")
 	t.Logf("removed after %v", time.Since(began).Round(time.Millisecond))
+	require.Equal(t, 3.0, metricValue(t, env.Nodes[0].URL(), `mink_group_tag_commits_total{table="gt.events"}`),
+		"set, moved, removed: one metadata commit each")
 }
 
 // checkGroupTag waits until the table's ref group.billing names a snapshot
