@@ -64,6 +64,8 @@ type tableState struct {
 	partitions, kafka int
 	// logStarts are the topic's log start offsets (nil: not known yet).
 	logStarts map[int32]int64
+	// tags: the table has consumer-group tags to follow or remove.
+	tags bool
 }
 
 // add registers table id and starts the watch loop if it is not running.
@@ -145,7 +147,7 @@ func (wt *watch) look(loop context.Context, ids []int64) {
 	var id int64
 	var topic string
 	var s tableState
-	if _, err := pgx.ForEachRow(rows, []any{&id, &s.pending, &s.rebuild, &s.heads, &s.snapshots, &topic, &s.partitions}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&id, &s.pending, &s.rebuild, &s.heads, &s.snapshots, &topic, &s.partitions, &s.tags}, func() error {
 		st := s
 		st.at = at
 		states[id], topicOf[id] = &st, topic
@@ -252,6 +254,7 @@ const (
 	dutyAssembly
 	dutyCheck
 	dutyCollect
+	dutyTags
 	duties
 )
 
@@ -297,7 +300,8 @@ func (g gates) none() bool { return !g.commit && g.open == [duties]bool{} }
 //     log start offsets changed; the partition check, when the topic has
 //     more partitions than the table's leases; collection, when the heads
 //     (metadata locations) changed, and once more collectAfter after their last change (what
-//     the last commit expired is then collectable);
+//     the last commit expired is then collectable); the consumer-group
+//     tags, when the table has mink.group-tags or tags left;
 //   - each only when its interval has passed too.
 //
 // It records the heads' last change and, for a commit it allows, the
@@ -307,8 +311,8 @@ func (s *schedule) gates(now time.Time, st *tableState) gates {
 		s.ran = map[duty]ranOn{}
 	}
 	g := gates{now: now}
-	last := [duties]time.Time{s.lastStats, s.lastExpiry, s.lastAssembly, s.lastCheck, s.lastCheck}
-	every := [duties]time.Duration{s.statsInterval, s.expiryInterval, s.expiryInterval, s.checkInterval, s.checkInterval}
+	last := [duties]time.Time{s.lastStats, s.lastExpiry, s.lastAssembly, s.lastCheck, s.lastCheck, s.lastTags}
+	every := [duties]time.Duration{s.statsInterval, s.expiryInterval, s.expiryInterval, s.checkInterval, s.checkInterval, s.expiryInterval}
 	if !s.started || st == nil || now.Sub(st.at) > watchStale*s.commitInterval {
 		s.started = true
 		g.commit = true
@@ -341,6 +345,9 @@ func (s *schedule) gates(now time.Time, st *tableState) gates {
 		dutyAssembly: committed(dutyAssembly) || starts(dutyAssembly),
 		dutyCheck:    st.kafka > st.partitions,
 		dutyCollect:  changed(dutyCollect) || (!now.Before(settled) && s.ran[dutyCollect].at.Before(settled)),
+		// Group offsets move in Kafka, unseen by the look: a table with
+		// tags asks every interval, one without costs nothing.
+		dutyTags: st.tags,
 	}
 	for d := range duties {
 		g.open[d] = want[d] && now.Sub(last[d]) >= every[d]
