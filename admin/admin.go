@@ -67,6 +67,7 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Handler {
 	h.mux.HandleFunc("GET /admin/v1/tables/{name}/status", h.tableStatus)
 	h.mux.HandleFunc("POST /admin/v1/tables/{name}/schema", h.alterTable)
 	h.mux.HandleFunc("POST /admin/v1/tables/{name}/repair", h.repairTable)
+	h.mux.HandleFunc("POST /admin/v1/tables/{name}/properties", h.setProperties)
 	h.mux.HandleFunc("GET /admin/v1/nodes", serveRead(h, readNodes))
 	h.mux.HandleFunc("GET /admin/v1/leases", serveRead(h, readLeases))
 	h.mux.HandleFunc("GET /admin/v1/overview", h.overview)

@@ -199,6 +199,17 @@ func (c *Client) AlterTable(ctx context.Context, name string, schema json.RawMes
 	return &res, nil
 }
 
+// SetProperties changes the properties of the table named
+// "<namespace>.<name>" (POST /admin/v1/tables/{name}/properties) and
+// returns the table as changed.
+func (c *Client) SetProperties(ctx context.Context, name string, change tables.PropertyChange) (*tables.Table, error) {
+	var t tables.Table
+	if err := c.Do(ctx, http.MethodPost, "/admin/v1/tables/"+name+"/properties", change, &t); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
 // RepairTable runs one batch of the repair of the table named
 // "<namespace>.<name>" (writer.Repair): at most opts.Limit ranges, after
 // opts.After.

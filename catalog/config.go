@@ -19,6 +19,7 @@ const (
 	DefaultSecretAccessKey = "mink"
 	DefaultQueryTimeout    = 5 * time.Second
 	DefaultRetryAfter      = 2 * time.Second
+	DefaultPlanTaskFiles   = 1000
 )
 
 // Config says how the catalog describes this node to engines. Zero fields
@@ -57,6 +58,12 @@ type Config struct {
 	// RetryAfter is the Retry-After of a 503 answer, rounded up to whole
 	// seconds. Default DefaultRetryAfter.
 	RetryAfter time.Duration `setting:"retry_after"`
+
+	// PlanTaskFiles is the most data files one answer of server-side scan
+	// planning lists: a plan with more is answered as plan tasks of this
+	// many files each, which the client fetches (the spec's
+	// fetchScanTasks), in parallel. Default DefaultPlanTaskFiles.
+	PlanTaskFiles int `setting:"plan_task_files"`
 
 	// Logger receives request errors, with the namespace and table they
 	// concern. Nil means slog.Default().
@@ -124,7 +131,7 @@ func (cfg Config) WithDefaults() Config {
 	cfg.AdvertiseURL = strings.TrimRight(cfg.AdvertiseURL, "/")
 	return settings.Defaults(cfg, Config{Warehouse: tables.DefaultWarehouse, Region: DefaultRegion,
 		AccessKeyID: DefaultAccessKeyID, SecretAccessKey: DefaultSecretAccessKey, QueryTimeout: DefaultQueryTimeout,
-		RetryAfter: DefaultRetryAfter, Logger: slog.Default(), Loader: committedLoader{}})
+		RetryAfter: DefaultRetryAfter, PlanTaskFiles: DefaultPlanTaskFiles, Logger: slog.Default(), Loader: committedLoader{}})
 }
 
 // Validate returns a wrapped *settings.Error for a warehouse

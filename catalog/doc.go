@@ -13,7 +13,8 @@
 //
 // # What engines depend on
 //
-//   - GET /v1/config lists in "endpoints" only the read routes served here.
+//   - GET /v1/config lists in "endpoints" only the read routes served here
+//     (scan planning's among them).
 //     Clients that negotiate (iceberg-go, Java ≥ 1.7) then refuse writes
 //     themselves; a missing list would make them assume every write
 //     route exists. Its "defaults" point the engine's S3 client at this node
@@ -51,6 +52,16 @@
 //     table 404 NoSuchNamespaceException; each table load vends S3
 //     credentials for the table's keys (config and storage-credentials),
 //     refreshed by GET …/tables/{table}/credentials.
+//   - Server-side scan planning (planning.go; docs/design.md §5): POST
+//     …/plan, GET and DELETE …/plan/{plan-id}, POST …/tasks, advertised.
+//     Plans are computed on request and answered "completed"; plan ids
+//     and plan-task tokens are stateless (the table's row id, snapshot,
+//     filter and page, base64url JSON). Files come from their rows in
+//     Postgres, pruned by iceberg-go's inclusive metrics rules (prune.go)
+//     on any column, tail files of zero-lag loads included; when the rows
+//     do not add up to the snapshot's summary, or the snapshot is not on
+//     main, from the manifests with iceberg-go's planner. More than
+//     Config.PlanTaskFiles files are answered as plan tasks.
 //   - Postgres that cannot be reached within Config.QueryTimeout makes a
 //     request answer 503 ServiceUnavailableException with Retry-After,
 //     never hang (docs/design.md §3.4).

@@ -21,6 +21,8 @@ type Handler struct {
 	log   *slog.Logger
 	store *store
 	mux   *http.ServeMux
+	// totals caches the file totals of planned snapshots (planning.go).
+	totals totalsCache
 
 	// configBody is the answer of GET /v1/config; tableConfig the "config" of
 	// every LoadTableResult (to which vended credentials are added, under
@@ -65,6 +67,11 @@ var routes = []route{
 	{"GET", "/v1/{prefix}/namespaces/{namespace}/tables", true, (*Handler).listTables},
 	{"GET", "/v1/{prefix}/namespaces/{namespace}/tables/{table}", true, (*Handler).loadTable},
 	{"HEAD", "/v1/{prefix}/namespaces/{namespace}/tables/{table}", true, (*Handler).tableExists},
+	// Server-side scan planning (planning.go).
+	{"POST", planPath, true, (*Handler).planTableScan},
+	{"GET", planIDPath, true, (*Handler).fetchPlanningResult},
+	{"DELETE", planIDPath, true, (*Handler).cancelPlanning},
+	{"POST", tasksPath, true, (*Handler).fetchScanTasks},
 	// Advertised under Config.Auth only: without it nothing is vended.
 	{"GET", credentialsPath, false, (*Handler).loadCredentials},
 	// Mink has no views. Answering the view reads (an empty list, 404)
@@ -145,7 +152,9 @@ func New(cfg Config, pool *pgxpool.Pool) (*Handler, error) {
 		if rt.advertised {
 			cr.Endpoints = append(cr.Endpoints, rt.method+" "+rt.path)
 		}
-		h.mux.HandleFunc(rt.method+" "+strings.Replace(rt.path, "/{prefix}", "", 1), func(w http.ResponseWriter, r *http.Request) {
+		// ServeMux wildcards are Go identifiers: {plan-id} is {planid}.
+		pattern := strings.Replace(strings.Replace(rt.path, "/{prefix}", "", 1), "{plan-id}", "{planid}", 1)
+		h.mux.HandleFunc(rt.method+" "+pattern, func(w http.ResponseWriter, r *http.Request) {
 			rt.handle(h, w, r)
 		})
 	}

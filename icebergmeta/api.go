@@ -12,9 +12,10 @@
 //	<location>/metadata/<uuid>-m0.avro                  a commit: the manifest of the added files
 //	<location>/metadata/<uuid>-m<N>.avro                Append: merged (m1); Rewrite: rewritten (from m1)
 //	<location>/metadata/snap-<snapshot id>-1-<uuid>.avro a commit: the manifest list
+//	<location>/metadata/<uuid>-t<N>.avro                SetTags: the manifest of its Nth tag
 //
 // where <uuid> is the commit's UUID (AppendInput.CommitUUID) for the files of
-// one commit, and a commit is Append or Rewrite. Manifests and manifest lists are Avro object container files
+// one commit, and a commit is Append, Rewrite or SetTags. Manifests and manifest lists are Avro object container files
 // with the "null" codec, which every reader reads (avro.go says why). Avro
 // files carry a random sync marker, so the bytes of a manifest or a
 // manifest list differ between two runs of the same commit; nothing here

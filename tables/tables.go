@@ -248,8 +248,8 @@ func validate(def *Definition) error {
 		texts = append(texts, k, v)
 	}
 	for _, s := range texts {
-		if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
-			return fmt.Errorf("%w: topic, subjects and properties must be valid UTF-8 without U+0000, not %q", ErrInvalid, s)
+		if err := checkText(s); err != nil {
+			return err
 		}
 	}
 	if def.KeyFormat == "" {
@@ -281,33 +281,55 @@ func validate(def *Definition) error {
 		return fmt.Errorf("%w: value format json needs a declared schema (or infer)", ErrInvalid)
 	}
 	for k, v := range def.Properties {
-		switch k {
-		case icebergmeta.PropMaxSnapshotAge, icebergmeta.PropMinSnapshotsToKeep, icebergmeta.PropMaxSnapshots,
-			icebergmeta.PropManifestMinCountToMerge, icebergmeta.PropManifestTargetSize:
-			if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
-				return fmt.Errorf("%w: property %s must be a non-negative integer, not %q", ErrInvalid, k, v)
-			}
-		case PropTargetFileSize:
-			if n, err := strconv.ParseInt(v, 10, 64); err != nil || n <= 0 || n > MaxTargetFileSize || strings.TrimLeft(v, "0123456789") != "" {
-				return fmt.Errorf("%w: property %s must be an integer of bytes from 1 to %d (a build holds a file's records in memory), not %q",
-					ErrInvalid, k, MaxTargetFileSize, v)
-			}
-		case icebergmeta.PropThinning:
-			if _, err := icebergmeta.ParseThinning(v); err != nil {
-				return fmt.Errorf("%w: property %w", ErrInvalid, err)
-			}
-		case icebergmeta.PropManifestMergeEnabled:
-			if v != "true" && v != "false" {
-				return fmt.Errorf("%w: property %s must be true or false, not %q", ErrInvalid, k, v)
-			}
-		case codec.PropFieldMatching, codec.PropUnknownFields:
-			if f := codec.Format(def.ValueFormat); f != codec.JSON && f != codec.JSONSchema {
-				return fmt.Errorf("%w: property %s applies to value formats json and json-schema only", ErrInvalid, k)
-			}
+		if err := checkProperty(codec.Format(def.ValueFormat), k, v); err != nil {
+			return err
 		}
 	}
 	if _, err := codec.JSONOptionsOf(def.Properties); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return nil
+}
+
+// checkText refuses what PostgreSQL's text and jsonb cannot hold: U+0000
+// and invalid UTF-8. Errors wrap ErrInvalid.
+func checkText(s string) error {
+	if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+		return fmt.Errorf("%w: topic, subjects and properties must be valid UTF-8 without U+0000, not %q", ErrInvalid, s)
+	}
+	return nil
+}
+
+// checkProperty validates the value of a known property k of a table of
+// value format f (docs/design.md §4.1). Errors wrap ErrInvalid.
+func checkProperty(f codec.Format, k, v string) error {
+	switch k {
+	case icebergmeta.PropMaxSnapshotAge, icebergmeta.PropMinSnapshotsToKeep, icebergmeta.PropMaxSnapshots,
+		icebergmeta.PropManifestMinCountToMerge, icebergmeta.PropManifestTargetSize:
+		if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
+			return fmt.Errorf("%w: property %s must be a non-negative integer, not %q", ErrInvalid, k, v)
+		}
+	case PropTargetFileSize:
+		if n, err := strconv.ParseInt(v, 10, 64); err != nil || n <= 0 || n > MaxTargetFileSize || strings.TrimLeft(v, "0123456789") != "" {
+			return fmt.Errorf("%w: property %s must be an integer of bytes from 1 to %d (a build holds a file's records in memory), not %q",
+				ErrInvalid, k, MaxTargetFileSize, v)
+		}
+	case icebergmeta.PropThinning:
+		if _, err := icebergmeta.ParseThinning(v); err != nil {
+			return fmt.Errorf("%w: property %w", ErrInvalid, err)
+		}
+	case icebergmeta.PropManifestMergeEnabled:
+		if v != "true" && v != "false" {
+			return fmt.Errorf("%w: property %s must be true or false, not %q", ErrInvalid, k, v)
+		}
+	case codec.PropFieldMatching, codec.PropUnknownFields:
+		if f != codec.JSON && f != codec.JSONSchema {
+			return fmt.Errorf("%w: property %s applies to value formats json and json-schema only", ErrInvalid, k)
+		}
+	case PropGroupTags:
+		if _, err := ParseGroupTags(v); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -32,15 +32,28 @@ var funcs = template.FuncMap{
 	// tableURL is the path of a table's page, its name escaped as one
 	// path segment.
 	"tableURL": func(name string) string { return "/ui/tables/" + url.PathEscape(name) },
-	"sums":     sumsOf,
+	// offset shows n, one of Kafka's offsets or what is computed from
+	// them, or "–" when Kafka could not be asked (kerr set: n is 0, not
+	// known).
+	"offset": func(kerr string, n int64) string {
+		if kerr != "" {
+			return "–"
+		}
+		return readable.Count(n)
+	},
+	"sums": sumsOf,
 	"clusterSums": func(ts []*admin.TableStatus) sums {
 		var s sums
 		for _, t := range ts {
 			ps := sumsOf(t.Partitions)
 			s.Partitions += ps.Partitions
 			s.Held += ps.Held
-			s.Lag += ps.Lag
 			s.Rate += ps.Rate
+			if t.KafkaError != "" {
+				s.Unknown++
+				continue
+			}
+			s.Lag += ps.Lag
 		}
 		return s
 	},
@@ -69,6 +82,9 @@ type sums struct {
 	Rate             float64
 	HighWatermark    int64
 	Indexed          int64
+	// Unknown is how many tables' lags are not in Lag: Kafka could not be
+	// asked for their offsets.
+	Unknown int
 }
 
 func sumsOf(parts []admin.PartitionStatus) sums {

@@ -246,3 +246,30 @@ func TestViewersShareReads(t *testing.T) {
 	}
 	require.EqualValues(t, 3, src.reads.Load(), "each refresh period reads again")
 }
+
+// When Kafka could not be asked for a table's offsets (they come as 0),
+// the console shows its log start, high watermark and lag as "–", not 0,
+// and the cluster's lag says how many tables it does not count.
+func TestUnknownOffsets(t *testing.T) {
+	o := overview()
+	o.Tables[0].Table, o.Tables[0].Topic = "ns.t", "t"
+	o.Tables[0].KafkaError = "dial tcp: connection refused"
+	p := &o.Tables[0].Partitions[0]
+	p.LogStartOffset, p.HighWatermark, p.LastStable, p.Lag = 0, 0, 0, 0
+	srv := httptest.NewServer(ui.New(fixed{o}, ui.Config{NodeID: "n1"}))
+	defer srv.Close()
+
+	resp, body := testkit.Get(t, srv.URL+"/ui")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	page := string(body)
+	require.Contains(t, page, `<small class="bad">+ 1 table unknown</small>`)
+	require.Contains(t, page, "<td class=\"num\">–</td>\n  <td class=\"num\">–</td>", "high watermark and lag of the table")
+
+	resp, body = testkit.Get(t, srv.URL+"/ui/tables/ns.t")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	page = string(body)
+	require.Contains(t, page, `<td class="num hw">–</td>`)
+	require.Contains(t, page, "<td class=\"num\">–</td>\n  <td class=\"num indexed\">1,234,567</td>", "log start")
+	require.Contains(t, page, `<span class="label">Lag</span><span class="value">–</span>`)
+	require.NotContains(t, page, `<td class="num hw">0</td>`)
+}

@@ -19,7 +19,7 @@ func TestGates(t *testing.T) {
 	st := &tableState{at: t0, heads: "m1 d1", snapshots: "1 2", logStarts: map[int32]int64{0: 0}, partitions: 1, kafka: 1}
 	g := s.gates(t0, nil)
 	require.True(t, g.commit, "first round: everything")
-	require.Equal(t, [duties]bool{true, true, true, true, true}, g.open)
+	require.Equal(t, [duties]bool{true, true, true, true, true, true}, g.open)
 	s.lastStats, s.lastExpiry, s.lastAssembly, s.lastCheck = t0, t0, t0, t0
 	for d := range duties {
 		s.done(d, gates{now: t0, heads: st.heads, snapshots: st.snapshots, logStarts: st.logStarts}, true)

@@ -162,7 +162,7 @@ func TestWatchUnknownTopic(t *testing.T) {
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	require.NoError(t, err)
 	defer pool.Close()
-	w := writer.New(pool, f.Client, writer.Config{CommitInterval: 20 * time.Millisecond})
+	w := writer.New(pool, f.Client, writer.Config{CommitInterval: 60 * time.Millisecond})
 	for _, id := range []int64{f.Table.ID, gone.ID} {
 		l := f.Take(t, tables.WriterScope(id), "node-a")
 		testkit.Start(t, func(ctx context.Context) error { return w.Run(ctx, l) })
@@ -187,7 +187,7 @@ func TestWatchUnknownTopic(t *testing.T) {
 	mu.Lock()
 	asked = 0
 	mu.Unlock()
-	time.Sleep(time.Second)
+	time.Sleep(2 * time.Second)
 	looks := traced.take()[watchLine]
 	mu.Lock()
 	n := asked

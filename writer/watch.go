@@ -28,6 +28,10 @@ type watch struct {
 	mu      sync.Mutex
 	tables  map[int64]*watched
 	running bool
+	// ctx is the loop's; cancel ends it at once when the last table
+	// leaves, so a stopped writer leaves no look running behind it.
+	ctx    context.Context
+	cancel context.CancelFunc
 	// logStarts are the log start offsets by topic; asked when each
 	// topic was last asked for (answered or not).
 	logStarts map[string]map[int32]int64
@@ -60,6 +64,8 @@ type tableState struct {
 	partitions, kafka int
 	// logStarts are the topic's log start offsets (nil: not known yet).
 	logStarts map[int32]int64
+	// tags: the table has consumer-group tags to follow or remove.
+	tags bool
 }
 
 // add registers table id and starts the watch loop if it is not running.
@@ -71,6 +77,9 @@ func (wt *watch) add(id int64) *watched {
 	}
 	e := &watched{wake: make(chan struct{}, 1)}
 	wt.tables[id] = e
+	if wt.ctx == nil || wt.ctx.Err() != nil {
+		wt.ctx, wt.cancel = context.WithCancel(context.Background())
+	}
 	if !wt.running {
 		wt.running = true
 		go wt.run()
@@ -86,6 +95,9 @@ func (wt *watch) remove(id int64, e *watched) {
 	if wt.tables[id] == e {
 		delete(wt.tables, id)
 	}
+	if len(wt.tables) == 0 && wt.cancel != nil {
+		wt.cancel()
+	}
 }
 
 // state returns e's last look.
@@ -95,7 +107,8 @@ func (wt *watch) state(e *watched) *tableState {
 	return e.state
 }
 
-// run looks every commit interval while tables are registered.
+// run looks every commit interval while tables are registered; it ends
+// as soon as the last one leaves (remove cancels the loop's context).
 func (wt *watch) run() {
 	tick := time.NewTicker(wt.w.cfg.CommitInterval)
 	defer tick.Stop()
@@ -107,17 +120,21 @@ func (wt *watch) run() {
 			return
 		}
 		ids := slices.Collect(maps.Keys(wt.tables))
+		ctx := wt.ctx
 		wt.mu.Unlock()
-		wt.look(ids)
-		<-tick.C
+		wt.look(ctx, ids)
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+		}
 	}
 }
 
 // look reads the state of tables ids and wakes those with work. A failed
 // read leaves the last states (the writers fall back to plain rounds once
 // they are too old, schedule.gates).
-func (wt *watch) look(ids []int64) {
-	ctx, cancel := context.WithTimeout(context.Background(), wt.w.cfg.CommitInterval)
+func (wt *watch) look(loop context.Context, ids []int64) {
+	ctx, cancel := context.WithTimeout(loop, wt.w.cfg.CommitInterval)
 	defer cancel()
 	at := time.Now()
 	rows, err := wt.w.pool.Query(ctx, watchSQL, ids)
@@ -130,7 +147,7 @@ func (wt *watch) look(ids []int64) {
 	var id int64
 	var topic string
 	var s tableState
-	if _, err := pgx.ForEachRow(rows, []any{&id, &s.pending, &s.rebuild, &s.heads, &s.snapshots, &topic, &s.partitions}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&id, &s.pending, &s.rebuild, &s.heads, &s.snapshots, &topic, &s.partitions, &s.tags}, func() error {
 		st := s
 		st.at = at
 		states[id], topicOf[id] = &st, topic
@@ -139,7 +156,7 @@ func (wt *watch) look(ids []int64) {
 		wt.w.cfg.Logger.Debug("writer: watch failed", "err", err)
 		return
 	}
-	wt.lookKafka(topicOf, at)
+	wt.lookKafka(loop, topicOf, at)
 
 	wt.mu.Lock()
 	defer wt.mu.Unlock()
@@ -171,7 +188,7 @@ func (wt *watch) look(ids []int64) {
 // deleted topic never answers and must not make every look ask again. A
 // topic that failed keeps its last offsets and holds up only its tables.
 // The Kafka look has a timeout of its own, not what the Postgres look left.
-func (wt *watch) lookKafka(topicOf map[int64]string, at time.Time) {
+func (wt *watch) lookKafka(loop context.Context, topicOf map[int64]string, at time.Time) {
 	wt.mu.Lock()
 	if wt.asked == nil {
 		wt.asked = map[string]time.Time{}
@@ -186,9 +203,17 @@ func (wt *watch) lookKafka(topicOf map[int64]string, at time.Time) {
 	if len(topics) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), wt.w.cfg.CommitInterval)
+	ctx, cancel := context.WithTimeout(loop, wt.w.cfg.CommitInterval)
 	defer cancel()
 	starts, errs, err := wt.w.kafka.LogStarts(ctx, topics)
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	for _, t := range topics {
+		// Asked, even when Kafka failed or was slow: the next look must
+		// not ask again at once (an overloaded broker would be asked
+		// every commit interval).
+		wt.asked[t] = at
+	}
 	if err != nil {
 		wt.w.cfg.Logger.Debug("writer: watch: log start offsets", "err", err)
 		return
@@ -196,13 +221,10 @@ func (wt *watch) lookKafka(topicOf map[int64]string, at time.Time) {
 	for t, err := range errs {
 		wt.w.cfg.Logger.Debug("writer: watch: log start offsets", "topic", t, "err", err)
 	}
-	wt.mu.Lock()
-	defer wt.mu.Unlock()
 	if wt.logStarts == nil {
 		wt.logStarts = map[string]map[int32]int64{}
 	}
 	for _, t := range topics {
-		wt.asked[t] = at
 		if s, ok := starts[t]; ok {
 			wt.logStarts[t] = s
 		} else if errs[t] == nil {
@@ -232,6 +254,7 @@ const (
 	dutyAssembly
 	dutyCheck
 	dutyCollect
+	dutyTags
 	duties
 )
 
@@ -277,7 +300,8 @@ func (g gates) none() bool { return !g.commit && g.open == [duties]bool{} }
 //     log start offsets changed; the partition check, when the topic has
 //     more partitions than the table's leases; collection, when the heads
 //     (metadata locations) changed, and once more collectAfter after their last change (what
-//     the last commit expired is then collectable);
+//     the last commit expired is then collectable); the consumer-group
+//     tags, when the table has mink.group-tags or tags left;
 //   - each only when its interval has passed too.
 //
 // It records the heads' last change and, for a commit it allows, the
@@ -287,8 +311,8 @@ func (s *schedule) gates(now time.Time, st *tableState) gates {
 		s.ran = map[duty]ranOn{}
 	}
 	g := gates{now: now}
-	last := [duties]time.Time{s.lastStats, s.lastExpiry, s.lastAssembly, s.lastCheck, s.lastCheck}
-	every := [duties]time.Duration{s.statsInterval, s.expiryInterval, s.expiryInterval, s.checkInterval, s.checkInterval}
+	last := [duties]time.Time{s.lastStats, s.lastExpiry, s.lastAssembly, s.lastCheck, s.lastCheck, s.lastTags}
+	every := [duties]time.Duration{s.statsInterval, s.expiryInterval, s.expiryInterval, s.checkInterval, s.checkInterval, s.expiryInterval}
 	if !s.started || st == nil || now.Sub(st.at) > watchStale*s.commitInterval {
 		s.started = true
 		g.commit = true
@@ -321,6 +345,9 @@ func (s *schedule) gates(now time.Time, st *tableState) gates {
 		dutyAssembly: committed(dutyAssembly) || starts(dutyAssembly),
 		dutyCheck:    st.kafka > st.partitions,
 		dutyCollect:  changed(dutyCollect) || (!now.Before(settled) && s.ran[dutyCollect].at.Before(settled)),
+		// Group offsets move in Kafka, unseen by the look: a table with
+		// tags asks every interval, one without costs nothing.
+		dutyTags: st.tags,
 	}
 	for d := range duties {
 		g.open[d] = want[d] && now.Sub(last[d]) >= every[d]

@@ -46,6 +46,9 @@ type Writer struct {
 	// assembled counts the data files assembly replaced, by table.
 	assembled *prometheus.CounterVec
 	fenced    prometheus.Counter
+	// tagCommits counts the metadata commits of consumer-group tags, by
+	// table (grouptags.go).
+	tagCommits *prometheus.CounterVec
 	// watch looks at all the node's writer tables at once (watch.go).
 	watch watch
 }
@@ -63,9 +66,11 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Writer {
 	w := &Writer{pool: pool, kafka: kc, cfg: cfg,
 		commits: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_commits_total", Help: "Snapshots committed."}, []string{"table"}),
 		assembled: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_assembled_files_total",
-			Help: "Data files that assembly replaced by larger ones (docs/design.md §4.6)."}, []string{"table"})}
+			Help: "Data files that assembly replaced by larger ones (docs/design.md §4.6)."}, []string{"table"}),
+		tagCommits: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mink_group_tag_commits_total",
+			Help: "Metadata commits that set, moved or removed consumer-group tags (docs/design.md §4.8)."}, []string{"table"})}
 	if cfg.Registerer != nil {
-		for _, c := range []prometheus.Collector{w.commits, w.assembled} {
+		for _, c := range []prometheus.Collector{w.commits, w.assembled, w.tagCommits} {
 			if err := cfg.Registerer.Register(c); err != nil {
 				var are prometheus.AlreadyRegisteredError
 				if !errors.As(err, &are) {
@@ -125,6 +130,8 @@ type schedule struct {
 	expiryInterval, checkInterval, statsInterval time.Duration
 	lastExpiry, lastCheck, lastStats             time.Time
 	lastAssembly                                 time.Time
+	// lastTags is when the consumer-group tag duty last ran.
+	lastTags time.Time
 	// commitInterval and collectAfter are Config's.
 	commitInterval, collectAfter time.Duration
 	// lastCommit is when the last commit started.
@@ -148,6 +155,10 @@ type schedule struct {
 func (s *schedule) assemblyDue(now time.Time) bool {
 	return due(now, &s.lastAssembly, s.expiryInterval)
 }
+
+// tagsDue reports whether the consumer-group tag duty runs at now (every
+// expiryInterval), and if so counts it as run.
+func (s *schedule) tagsDue(now time.Time) bool { return due(now, &s.lastTags, s.expiryInterval) }
 
 // statsDue reports whether statistics run at now, and if so counts them as
 // run.
@@ -229,6 +240,15 @@ func (w *Writer) round(ctx context.Context, l cluster.Lease, s *schedule, g gate
 			log.Warn("writer: assembly failed, will retry", "err", err)
 		}
 		s.done(dutyAssembly, g, err == nil)
+	}
+	if g.allows(dutyTags) && s.tagsDue(time.Now()) {
+		_, err := w.groupTags(ctx, l, t)
+		if errors.Is(err, pgstore.ErrFenced) {
+			return err
+		} else if err != nil && ctx.Err() == nil {
+			log.Warn("writer: consumer-group tags failed, will retry", "err", err)
+		}
+		s.done(dutyTags, g, err == nil)
 	}
 	if (g.allows(dutyCheck) || g.allows(dutyCollect)) && s.checkDue(time.Now()) {
 		if g.allows(dutyCheck) {

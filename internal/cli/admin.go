@@ -80,6 +80,11 @@ const tableUsage = `Usage of mink table:
       rules: new fields (at any depth, always optional), int→long, float→double, wider
       decimal precision, required→optional. A column FILE lacks is kept. Any other
       change is refused with the reason. Files built from then on use the new version.
+  mink table properties NS.NAME [--set KEY=VALUE …] [--remove KEY …]
+      Change properties after create: mink.group-tags (consumer groups whose committed
+      offsets become tags group.<name>, e.g. --set mink.group-tags=billing,etl-*),
+      history.expire.*, mink.history.*, commit.manifest.*, commit.manifest-merge.*,
+      write.target-file-size-bytes. The Iceberg metadata changes at once.
   mink table repair NS.NAME [--batch 20]
       Rebuild, with the table's newest schema version, the ranges whose dead letters
       it now decodes, and move those records from NS.NAME~dlq into NS.NAME: each batch
@@ -92,7 +97,7 @@ CLIENT_ID:SECRET of an admin principal (MINK_CREDENTIAL); -h lists its flags.
 // tableCmd runs `mink table create|list|get|status|delete|alter|repair`.
 func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return usagef("missing table command (create, list, get, status, delete, alter or repair)")
+		return usagef("missing table command (create, list, get, status, delete, alter, repair or properties)")
 	}
 	sub, args := args[0], args[1:]
 	if sub == "-h" || sub == "--help" || sub == "help" {
@@ -127,6 +132,8 @@ func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		return alterCmd(ctx, fs, adminURL, args, stdout)
 	case "repair":
 		return repairCmd(ctx, fs, adminURL, args, stdout)
+	case "properties":
+		return propertiesCmd(ctx, fs, adminURL, args, stdout)
 	case "get", "delete", "status":
 		var name string
 		if err := parse(fs, args, &name); err != nil {
@@ -137,7 +144,7 @@ func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return reachable(tableCall(ctx, adminURL.client(), sub, name, stdout))
 	}
-	return usagef("unknown table command %q (create, list, get, status, delete, alter or repair)", sub)
+	return usagef("unknown table command %q (create, list, get, status, delete, alter, repair or properties)", sub)
 }
 
 // tableCall runs `mink table get|delete|status NAME`.
@@ -175,8 +182,8 @@ func parseTableCreate(fs *flag.FlagSet, args []string) (*tables.Definition, erro
 	subject := fs.String("subject", "", "registry subject of the value schema (default TOPIC-value)")
 	keySubject := fs.String("key-subject", "", "registry subject of the key schema (default TOPIC-key)")
 	start := fs.String("start", "earliest", "earliest or latest")
-	var props listFlag
-	fs.Var(&props, "property", "table property k=v[,k=v…]")
+	props := &propertyFlag{name: "property"}
+	fs.Var(props, "property", "table property k=v[,k=v…] (repeatable; a value may hold commas: mink.group-tags=billing,etl-*)")
 	var name string
 	if err := parse(fs, args, &name); err != nil {
 		return nil, err
@@ -205,15 +212,8 @@ func parseTableCreate(fs *flag.FlagSet, args []string) (*tables.Definition, erro
 		}
 		def.Schema = b
 	}
-	if len(props) > 0 {
-		def.Properties = map[string]string{}
-		for _, kv := range props {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok || k == "" {
-				return nil, usagef("--property %q: want KEY=VALUE", kv)
-			}
-			def.Properties[k] = v
-		}
+	if len(props.m) > 0 {
+		def.Properties = props.m
 	}
 	return def, nil
 }

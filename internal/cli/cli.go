@@ -54,6 +54,7 @@ Usage:
   mink table list | mink table get NS.NAME | mink table delete NS.NAME
   mink table status NS.NAME   (progress, unknown JSON fields, dead letters)
   mink table alter NS.NAME --schema FILE | mink table repair NS.NAME   (mink help table)
+  mink table properties NS.NAME --set k=v --remove k   (e.g. --set mink.group-tags=billing,etl-*)
   mink status [--leases]   (the facts the web console /ui shows: nodes and their leases; per table
               partitions, files, last commit, schema versions, dead letters)
   mink scan NS.NAME [--limit 20] [--format table|json|csv] [--columns a,b.c]   (--limit 0: all rows)

@@ -106,6 +106,14 @@ func printProgress(w io.Writer, t *admin.TablePartitions, topic, writer string, 
 	if t.KafkaError != "" {
 		fmt.Fprintf(w, "  kafka unreachable: %s\n", t.KafkaError)
 	}
+	// Kafka's offsets, and the lag computed from them, are not known
+	// when Kafka could not be asked (they come as 0).
+	offset := func(n int64) string {
+		if t.KafkaError != "" {
+			return "-"
+		}
+		return strconv.FormatInt(n, 10)
+	}
 	rows := make([][]string, len(t.Partitions))
 	for i, p := range t.Partitions {
 		holder := "-"
@@ -113,8 +121,8 @@ func printProgress(w io.Writer, t *admin.TablePartitions, topic, writer string, 
 			holder = *p.Holder
 		}
 		rows[i] = []string{strconv.Itoa(int(p.Partition)), holder, strconv.FormatInt(p.Epoch, 10), expiresIn(p.LeaseExpiresAt, now),
-			strconv.FormatInt(p.LogStartOffset, 10), strconv.FormatInt(p.IndexedOffset, 10), strconv.FormatInt(p.CommittedOffset, 10),
-			strconv.FormatInt(p.HighWatermark, 10), strconv.FormatInt(p.Lag, 10), fmt.Sprintf("%.1f", p.RecordsPerSecond)}
+			offset(p.LogStartOffset), strconv.FormatInt(p.IndexedOffset, 10), strconv.FormatInt(p.CommittedOffset, 10),
+			offset(p.HighWatermark), offset(p.Lag), fmt.Sprintf("%.1f", p.RecordsPerSecond)}
 	}
 	return printTable(w, "  ", []string{"PARTITION", "HOLDER", "EPOCH", "LEASE EXPIRES", "LOG START", "INDEXED", "COMMITTED", "HIGH WATERMARK", "LAG", "RECORDS/S (1 MIN)"}, rows)
 }

@@ -112,3 +112,18 @@ func TestTableStatus(t *testing.T) {
 	require.ErrorContains(t, tableCmd(context.Background(), []string{"status", "--admin", srv.URL}, &out), "missing table name NS.NAME")
 	require.Equal(t, []string{"/admin/v1/tables/sap.orders/status", "/admin/v1/tables/sap.nope/status"}, asked)
 }
+
+// When Kafka could not be asked for a table's offsets (they come as 0),
+// mink table status shows its log start, high watermark and lag as "-".
+func TestTableStatusKafkaUnreachable(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"table":"sap.orders","topic":"orders","writer":null,"kafka_error":"connection refused",
+			"partitions":[{"partition":0,"holder":"a","epoch":2,"indexed_offset":7,"committed_offset":5,"high_watermark":0,"lag":0,"records_per_second":0}]}`)
+	}))
+	defer srv.Close()
+	var out bytes.Buffer
+	require.NoError(t, tableCmd(context.Background(), []string{"status", "--admin", srv.URL, "sap.orders"}, &out))
+	lines := strings.Split(out.String(), "\n")
+	require.Equal(t, "  kafka unreachable: connection refused", lines[1])
+	require.Equal(t, []string{"0", "a", "2", "-", "-", "7", "5", "-", "-", "0.0"}, strings.Fields(lines[3]))
+}

@@ -9,4 +9,6 @@ DELETE FROM data_files d
 WHERE d.table_id = $1 AND d.removed_sequence_number IS NOT NULL
   AND NOT EXISTS (SELECT 1 FROM snapshots s
                   WHERE s.table_id = $1 AND s.sequence_number >= coalesce(d.committed_sequence_number, 0)
-                    AND s.sequence_number < d.removed_sequence_number);
+                    AND s.sequence_number < d.removed_sequence_number)
+  -- A file a tagged snapshot lists stays (docs/design.md §4.8).
+  AND NOT EXISTS (SELECT 1 FROM tag_files g WHERE g.table_id = $1 AND g.path = d.path);

@@ -8,8 +8,10 @@
 -- file of either is marked for re-indexing; the metadata locations of both
 -- (every commit changes one) and their current snapshots (a commit of
 -- statistics changes the location, not the snapshot); the topic; and how
--- many partitions the table has leases for. A table that is gone has no
--- row.
+-- many partitions the table has leases for; and tags, whether the
+-- consumer-group tag duty has anything to look at (the table has
+-- mink.group-tags, or tagged snapshots left to remove; docs/design.md
+-- §4.8). A table that is gone has no row.
 -- $1 ids of tables (not dead-letter tables).
 SELECT t.id,
   EXISTS (SELECT 1 FROM data_files f
@@ -27,6 +29,8 @@ SELECT t.id,
   t.metadata_location || ' ' || coalesce(d.metadata_location, ''),
   coalesce(t.current_snapshot_id::text, '') || ' ' || coalesce(d.current_snapshot_id::text, ''),
   t.topic,
-  (SELECT count(*) FROM partitions p WHERE p.table_id = t.id)::int
+  (SELECT count(*) FROM partitions p WHERE p.table_id = t.id)::int,
+  t.properties ? 'mink.group-tags'
+  OR EXISTS (SELECT 1 FROM snapshots s WHERE s.table_id = t.id AND s.ref_name IS NOT NULL AND s.expired_at IS NULL)
 FROM tables t LEFT JOIN tables d ON d.dlq_of = t.id
 WHERE t.id = ANY($1);
