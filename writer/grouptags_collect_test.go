@@ -35,13 +35,13 @@ func TestCollectKeepsTagFiles(t *testing.T) {
 	// but tag_files.
 	for i, key := range []string{"t/k/data/0/0-10-2.parquet", "t/k/data/0/10-20-2.parquet"} {
 		exec(`INSERT INTO data_files (table_id, partition, start_offset, end_offset, encoder_version, schema_id, path, file_size,
-		      sha256, record_count, stats, committed_snapshot_id, removed_snapshot_id)
-		      VALUES ($1, 0, $2, $3, 2, 0, $4, 1, '\x00', 10, '{}', 1, 9)`, tbl.ID, i*10, i*10+10, key)
+		      sha256, record_count, stats, committed_snapshot_id, removed_snapshot_id, committed_sequence_number, removed_sequence_number)
+		      VALUES ($1, 0, $2, $3, 2, 0, $4, 1, '\x00', 10, '{}', 1, 9, 1, 9)`, tbl.ID, i*10, i*10+10, key)
 	}
 	for i, key := range []string{"t/k/data/0/20-25-2.parquet", "t/k/data/0/25-30-2.parquet"} {
 		exec(`INSERT INTO tail_files (path, table_id, partition, start_offset, end_offset, encoder_version, file_size, sha256,
-		      record_count, stats, committed_snapshot_id, removed_snapshot_id)
-		      VALUES ($1, $2, 0, $3, $4, 2, 1, '\x00', 5, '{}', 1, 9)`, key, tbl.ID, 20+i*5, 25+i*5)
+		      record_count, stats, committed_snapshot_id, removed_snapshot_id, committed_sequence_number, removed_sequence_number)
+		      VALUES ($1, $2, 0, $3, $4, 2, 1, '\x00', 5, '{}', 1, 9, 1, 9)`, key, tbl.ID, 20+i*5, 25+i*5)
 	}
 	exec(`INSERT INTO tag_files (table_id, snapshot_id, path, partition, start_offset, end_offset, file_size, sha256)
 	      VALUES ($1, 7, 't/k/data/0/0-10-2.parquet', 0, 0, 10, 1, '\x00'), ($1, 7, 't/k/data/0/20-25-2.parquet', 0, 20, 25, 1, '\x00')`, tbl.ID)
