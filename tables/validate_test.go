@@ -137,3 +137,14 @@ func TestDefinitionText(t *testing.T) {
 		require.ErrorIs(t, err, tables.ErrInvalid, "%+v", def)
 	}
 }
+
+// A change of mink.history.thinning is validated like one at create.
+func TestThinningChange(t *testing.T) {
+	tb := &tables.Table{ValueFormat: "raw"}
+	out, err := tables.PropertyChange{Set: map[string]string{"mink.history.thinning": "0s:1s,1h:1m"}}.Apply(tb)
+	require.NoError(t, err)
+	require.Equal(t, "0s:1s,1h:1m", out["mink.history.thinning"])
+	_, err = tables.PropertyChange{Set: map[string]string{"mink.history.thinning": "1m:2s,1h:3s"}}.Apply(tb)
+	require.ErrorIs(t, err, tables.ErrInvalid)
+	require.ErrorContains(t, err, "not a multiple of the previous step")
+}
