@@ -139,6 +139,22 @@ func checkGroupTag(t *testing.T, cat *rest.Catalog, want string, cut map[int32]i
 		require.Nil(t, md.SnapshotByID(before), "the tag moved: its old snapshot left the metadata")
 	}
 
+	// Server-side planning of the tag (off main: from its manifests) lists
+	// the files iceberg-go's own planning does.
+	planned := func(mode table.ScanPlanningMode) []string {
+		tasks, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID), table.WithScanPlanningMode(mode)).PlanFiles(ctx)
+		require.NoError(t, err)
+		var paths []string
+		for _, task := range tasks {
+			paths = append(paths, task.File.FilePath())
+		}
+		slices.Sort(paths)
+		return paths
+	}
+	local := planned(table.ScanPlanningLocal)
+	require.NotEmpty(t, local)
+	require.Equal(t, local, planned(table.ScanPlanningRemote), "the tag planned by the server")
+
 	at, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID)).ToArrowTable(ctx)
 	require.NoError(t, err)
 	defer at.Release()
