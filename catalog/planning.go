@@ -444,12 +444,12 @@ func (h *Handler) plan(ctx context.Context, t Table, md table.Metadata, spec *pl
 		return planResult{}, badRequest("Invalid filter: %v", err)
 	}
 	snap := md.SnapshotByID(spec.SnapshotID)
-	lineage := mainLineage(md, snap.SnapshotID)
+	main := onMain(md, snap.SnapshotID)
 	if decide {
-		spec.Manifests = lineage == nil
+		spec.Manifests = !main
 		if !spec.Manifests {
 			n := h.cfg.PlanTaskFiles
-			tot, err := h.totals.get(ctx, h.store, t.ID, snap.SnapshotID, snap.SequenceNumber, lineage, n)
+			tot, err := h.totals.get(ctx, h.store, t.ID, snap.SnapshotID, snap.SequenceNumber, n)
 			if err != nil {
 				return planResult{}, err
 			}
@@ -465,14 +465,14 @@ func (h *Handler) plan(ctx context.Context, t Table, md table.Metadata, spec *pl
 				return planResult{ends: ends}, nil
 			}
 		}
-	} else if !spec.Manifests && lineage == nil {
+	} else if !spec.Manifests && !main {
 		spec.Manifests = true // no longer on main (cannot happen to a snapshot of main): be right anyway
 	}
 	var res planResult
 	if spec.Manifests {
 		res.files, err = h.planManifests(ctx, t, md, spec, filter)
 	} else {
-		res.files, err = h.store.planFiles(ctx, t.ID, snap.SequenceNumber, lineage, spec, bound(pr.expr), pr)
+		res.files, err = h.store.planFiles(ctx, t.ID, snap.SequenceNumber, spec, bound(pr.expr), pr)
 	}
 	return res, err
 }
@@ -483,28 +483,22 @@ const (
 	totalRecords   = "total-records"
 )
 
-// mainLineage returns the ids of the snapshot id and its ancestors when it
-// is the main branch's head or one of its ancestors; nil when it is not
-// (a tag's or another branch's own snapshot).
-func mainLineage(md table.Metadata, id int64) []int64 {
-	head := md.CurrentSnapshot()
-	if head == nil {
-		return nil
+// onMain reports whether snapshot id is, or was, the head of the main
+// branch: the current snapshot or in the snapshot-log (Iceberg spec,
+// "Table Metadata": snapshot-log records main's current snapshot changes;
+// Mink keeps the entries of every retained snapshot, docs/design.md §4.6).
+// Its parent chain is no test: thinning leaves gaps in it. A tag's own
+// snapshot is never on main.
+func onMain(md table.Metadata, id int64) bool {
+	if head := md.CurrentSnapshot(); head != nil && head.SnapshotID == id {
+		return true
 	}
-	var ids []int64
-	found := false
-	for _, s := range table.AncestorsOf(head.SnapshotID, md.SnapshotByID) {
-		if s.SnapshotID == id {
-			found = true
-		}
-		if found {
-			ids = append(ids, s.SnapshotID)
+	for e := range md.SnapshotLogs() {
+		if e.SnapshotID == id {
+			return true
 		}
 	}
-	if !found {
-		return nil
-	}
-	return ids
+	return false
 }
 
 // totals are a snapshot's totals from the rows, with its page ends.
@@ -525,7 +519,7 @@ type totalsCache struct {
 // maxCachedTotals bounds the cache; it is emptied when full.
 const maxCachedTotals = 4096
 
-func (c *totalsCache) get(ctx context.Context, s *store, tableID, snapshotID, seq int64, lineage []int64, perPage int) (totals, error) {
+func (c *totalsCache) get(ctx context.Context, s *store, tableID, snapshotID, seq int64, perPage int) (totals, error) {
 	k := [2]int64{tableID, snapshotID}
 	c.mu.Lock()
 	t, ok := c.m[k]
@@ -534,7 +528,7 @@ func (c *totalsCache) get(ctx context.Context, s *store, tableID, snapshotID, se
 		return t, nil
 	}
 	var err error
-	if t.files, t.records, t.ends, err = s.planTotals(ctx, tableID, seq, lineage, perPage); err != nil {
+	if t.files, t.records, t.ends, err = s.planTotals(ctx, tableID, seq, perPage); err != nil {
 		return t, err
 	}
 	c.mu.Lock()
@@ -549,11 +543,11 @@ func (c *totalsCache) get(ctx context.Context, s *store, tableID, snapshotID, se
 // planTotals counts the files and records of a snapshot from the rows,
 // and cuts them into pages of about perPage files (plan_totals.sql): it
 // returns the pages' ends, the last one past every file.
-func (s *store) planTotals(ctx context.Context, tableID, seq int64, lineage []int64, perPage int) (files, records int64, ends []cursor, err error) {
+func (s *store) planTotals(ctx context.Context, tableID, seq int64, perPage int) (files, records int64, ends []cursor, err error) {
 	var ps []int32
 	var ss []int64
 	err = s.conn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
-		return c.QueryRow(ctx, planTotalsSQL, tableID, seq, lineage, perPage).Scan(&files, &records, &ps, &ss)
+		return c.QueryRow(ctx, planTotalsSQL, tableID, seq, perPage).Scan(&files, &records, &ps, &ss)
 	})
 	for i := range ps {
 		e := cursor{P: ps[i], S: ss[i], Z: true}
@@ -568,7 +562,7 @@ func (s *store) planTotals(ctx context.Context, tableID, seq int64, lineage []in
 // planFiles reads the files of a snapshot from the rows, within the spans
 // of sp and spec's page, and keeps those pr may match. Statistics are
 // decoded only when the filter or the answer needs them.
-func (s *store) planFiles(ctx context.Context, tableID, seq int64, lineage []int64, spec *planSpec, sp spans, pr *pruner) ([]plannedFile, error) {
+func (s *store) planFiles(ctx context.Context, tableID, seq int64, spec *planSpec, sp spans, pr *pruner) ([]plannedFile, error) {
 	if sp.offset.empty || sp.partition.empty {
 		return nil, nil
 	}
@@ -585,7 +579,7 @@ func (s *store) planFiles(ctx context.Context, tableID, seq int64, lineage []int
 	}
 	var out []plannedFile
 	err := s.conn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
-		rows, err := c.Query(ctx, planFilesSQL, tableID, seq, lineage, sp.offset.lo, sp.offset.hi,
+		rows, err := c.Query(ctx, planFilesSQL, tableID, seq, sp.offset.lo, sp.offset.hi,
 			sp.partition.lo, sp.partition.hi, from.P, from.S, to.P, to.S, withStats)
 		if err != nil {
 			return err

@@ -390,8 +390,17 @@ func TestPlanTagFromManifests(t *testing.T) {
 		}
 	}
 	require.NotZero(t, first)
-	// main moves back to the first snapshot; the old head stays as a tag.
+	// main moves back to the first snapshot; the old head stays as a tag,
+	// never main's head (out of the snapshot-log), as a group tag's own
+	// snapshot.
 	md["current-snapshot-id"] = first
+	var log []any
+	for _, e := range md["snapshot-log"].([]any) {
+		if id, _ := e.(map[string]any)["snapshot-id"].(json.Number).Int64(); id != head {
+			log = append(log, e)
+		}
+	}
+	md["snapshot-log"] = log
 	md["refs"] = map[string]any{"main": map[string]any{"snapshot-id": first, "type": "branch"},
 		"keep": map[string]any{"snapshot-id": head, "type": "tag"}}
 	content, err = json.Marshal(md)
@@ -424,4 +433,82 @@ func TestPlanTagFromManifests(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, string(id), `"m":true`)
 	require.Len(t, plan.Tasks, 15)
+}
+
+// TestPlanAcrossThinnedHistory: thinning leaves gaps in main's parent
+// chain (docs/design.md §4.6); the snapshots on both sides of a gap still
+// plan from the rows, by sequence number, with exactly their files.
+func TestPlanAcrossThinnedHistory(t *testing.T) {
+	f := newPlanFixture(t, catalog.Config{})
+	tbl := f.synth(t, synthOptions) // snapshots of 15, 30, 34 and 40 files
+	ctx := context.Background()
+	cur, err := tables.Get(ctx, f.pool, tbl.ID)
+	require.NoError(t, err)
+	var content []byte
+	require.NoError(t, f.pool.QueryRow(ctx, `SELECT content FROM metadata_files WHERE path = $1`,
+		tables.Key(cur.MetadataLocation)).Scan(&content))
+	var md map[string]any
+	d := json.NewDecoder(bytes.NewReader(content))
+	d.UseNumber()
+	require.NoError(t, d.Decode(&md))
+	id := func(m map[string]any, k string) int64 {
+		n, _ := m[k].(json.Number).Int64()
+		return n
+	}
+	parent := map[int64]int64{}
+	var first int64
+	for _, s := range md["snapshots"].([]any) {
+		s := s.(map[string]any)
+		if _, ok := s["parent-snapshot-id"]; ok {
+			parent[id(s, "snapshot-id")] = id(s, "parent-snapshot-id")
+		} else {
+			first = id(s, "snapshot-id")
+		}
+	}
+	var second, third int64
+	for c, p := range parent {
+		if p == first {
+			second = c
+		}
+	}
+	for c, p := range parent {
+		if p == second {
+			third = c
+		}
+	}
+	require.NotZero(t, third)
+	// The second snapshot expires: the third's parent is gone.
+	var snaps, log []any
+	for _, s := range md["snapshots"].([]any) {
+		if id(s.(map[string]any), "snapshot-id") != second {
+			snaps = append(snaps, s)
+		}
+	}
+	for _, e := range md["snapshot-log"].([]any) {
+		if id(e.(map[string]any), "snapshot-id") != second {
+			log = append(log, e)
+		}
+	}
+	md["snapshots"], md["snapshot-log"] = snaps, log
+	content, err = json.Marshal(md)
+	require.NoError(t, err)
+	loc := tbl.Location + "/metadata/99999-thinned.metadata.json"
+	_, err = f.pool.Exec(ctx, `INSERT INTO metadata_files (path, table_id, content) VALUES ($1, $2, $3)`,
+		tables.Key(loc), tbl.ID, content)
+	require.NoError(t, err)
+	_, err = f.pool.Exec(ctx, `UPDATE tables SET metadata_location = $1 WHERE id = $2`, loc, tbl.ID)
+	require.NoError(t, err)
+
+	for snap, files := range map[int64]int{first: 15, third: 34} {
+		rsp, body := post(t, f.url+"/v1/namespaces/synth/tables/events/plan", fmt.Sprintf(`{"snapshot-id":%d}`, snap))
+		require.Equal(t, http.StatusOK, rsp.StatusCode, string(body))
+		plan := decode[struct {
+			PlanID string `json:"plan-id"`
+			Tasks  []any  `json:"file-scan-tasks"`
+		}](t, body)
+		pid, err := base64.RawURLEncoding.DecodeString(plan.PlanID)
+		require.NoError(t, err)
+		require.NotContains(t, string(pid), `"m":true`, "snapshot %d planned from the rows", snap)
+		require.Len(t, plan.Tasks, files, "snapshot %d", snap)
+	}
 }

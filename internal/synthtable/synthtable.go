@@ -164,7 +164,7 @@ func commitBatch(ctx context.Context, pool *pgxpool.Pool, t *tables.Table, o Opt
 			return err
 		}
 		for k := range rows {
-			rows[k] = append(rows[k], res.SnapshotID)
+			rows[k] = append(rows[k], res.SnapshotID, res.SequenceNumber)
 		}
 		if tail {
 			for k, r := range rows { // tail_files has no schema_id
@@ -172,13 +172,13 @@ func commitBatch(ctx context.Context, pool *pgxpool.Pool, t *tables.Table, o Opt
 			}
 			_, err = tx.CopyFrom(ctx, pgx.Identifier{"tail_files"},
 				[]string{"table_id", "partition", "start_offset", "end_offset", "encoder_version", "path",
-					"file_size", "sha256", "record_count", "stats", "committed_snapshot_id"},
+					"file_size", "sha256", "record_count", "stats", "committed_snapshot_id", "committed_sequence_number"},
 				pgx.CopyFromRows(rows))
 			return err
 		}
 		_, err = tx.CopyFrom(ctx, pgx.Identifier{"data_files"},
 			[]string{"table_id", "partition", "start_offset", "end_offset", "encoder_version", "schema_id", "path",
-				"file_size", "sha256", "record_count", "stats", "committed_snapshot_id"},
+				"file_size", "sha256", "record_count", "stats", "committed_snapshot_id", "committed_sequence_number"},
 			pgx.CopyFromRows(rows))
 		return err
 	})
