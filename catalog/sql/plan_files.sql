@@ -31,7 +31,6 @@ WHERE f.committed_sequence_number <= $2
   AND (f.removed_sequence_number IS NULL OR f.removed_sequence_number > $2)
   AND f.end_offset > $3::bigint AND f.start_offset <= $4::bigint
   AND f.partition BETWEEN $5::bigint AND $6::bigint
-  AND f.partition BETWEEN $7::int AND $9::int
-  AND (f.partition > $7::int OR f.start_offset >= $8::bigint)
-  AND (f.partition < $9::int OR f.start_offset <= $10::bigint)
+  AND (f.partition, f.start_offset) >= ($7::int, $8::bigint)
+  AND (f.partition, f.start_offset) <= ($9::int, $10::bigint)
 ORDER BY f.partition, f.start_offset, f.path COLLATE "C";
