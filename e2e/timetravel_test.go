@@ -22,7 +22,7 @@ import (
 	"github.com/minkhq/mink/internal/pgtest"
 )
 
-// TestTimeTravel: records produced for 100 s (MINK_TIMETRAVEL_SECONDS)
+// TestTimeTravel: records produced for 75 s (MINK_TIMETRAVEL_SECONDS)
 // with a commit every second; then, for 20 random instants T, the snapshot
 // an engine picks for `FOR TIMESTAMP AS OF T` (iceberg-go's SnapshotAsOf:
 // the newest snapshot-log entry at or before T) of the table loaded through
@@ -32,7 +32,7 @@ import (
 // 20 ms, the current snapshot and the content ends, read in one database
 // snapshot (a commit moves both in one transaction, docs/design.md §4.4).
 func TestTimeTravel(t *testing.T) {
-	seconds := 100
+	seconds := 75
 	if n, err := strconv.Atoi(os.Getenv("MINK_TIMETRAVEL_SECONDS")); err == nil {
 		seconds = n
 	}
