@@ -45,13 +45,10 @@ const (
 	// thinning keeps about 2,000 snapshots of a table committing every 2 s
 	// (BenchmarkAppendWeekOfHistory, docs/design.md §4.6).
 	DefaultMaxSnapshots = 5000
-	// DefaultThinning keeps every snapshot of the last 10 seconds (one
-	// per commit or zero-lag load), then one per second, 2 s, 10 s,
-	// minute and hour: AS OF T finds a snapshot within one step (plus a
-	// commit interval) of T. The 1 s step bounds what a table loaded many
-	// times a second keeps of its last minute (about 60 snapshots, not
-	// one per load).
-	DefaultThinning = "10s:1s,1m:2s,10m:10s,1h:1m,1d:1h"
+	// DefaultThinning keeps every snapshot of the last minute (one per
+	// commit), then one per 2 s, 10 s, minute and hour: AS OF T finds a
+	// snapshot within one step (plus a commit interval) of T.
+	DefaultThinning = "1m:2s,10m:10s,1h:1m,1d:1h"
 )
 
 // ThinningStep is one AGE:STEP pair of PropThinning: snapshots older than
@@ -68,7 +65,7 @@ type Thinning []ThinningStep
 var ErrInvalidThinning = errors.New("invalid " + PropThinning)
 
 // ParseThinning parses PropThinning: comma-separated AGE:STEP pairs such as
-// "10s:1s,1m:2s,10m:10s,1h:1m,1d:1h" (DefaultThinning), durations in Go's syntax
+// "1m:2s,10m:10s,1h:1m,1d:1h" (DefaultThinning), durations in Go's syntax
 // (ms, s, m, h, combinations like 1h30m) or whole days ("1d", "7d"); empty
 // means no thinning. Ages strictly increase; each step is a positive whole
 // number of milliseconds and a multiple of the previous step, so a

@@ -88,7 +88,7 @@ func TestCommitBoundsSnapshotCount(t *testing.T) {
 func TestParseThinning(t *testing.T) {
 	th, err := icebergmeta.ParseThinning(icebergmeta.DefaultThinning)
 	require.NoError(t, err)
-	require.Equal(t, icebergmeta.Thinning{{Age: 10 * time.Second, Step: time.Second}, {Age: time.Minute, Step: 2 * time.Second}, {Age: 10 * time.Minute, Step: 10 * time.Second},
+	require.Equal(t, icebergmeta.Thinning{{Age: time.Minute, Step: 2 * time.Second}, {Age: 10 * time.Minute, Step: 10 * time.Second},
 		{Age: time.Hour, Step: time.Minute}, {Age: 24 * time.Hour, Step: time.Hour}}, th)
 	th, err = icebergmeta.ParseThinning(" 90s:500ms , 7d:1h30m")
 	require.NoError(t, err)
