@@ -342,6 +342,10 @@ func (h *Handler) fetchScanTasks(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, badRequest("Malformed FetchScanTasksRequest: %v", err))
 		return
 	}
+	if req.PlanTask == "" {
+		h.writeError(w, r, badRequest("Malformed FetchScanTasksRequest: missing plan-task"))
+		return
+	}
 	t, md, spec, ok := h.planOf(w, r, req.PlanTask, typeNoSuchPlanTask)
 	if !ok {
 		return
@@ -435,7 +439,15 @@ func (h *Handler) plan(ctx context.Context, t Table, md table.Metadata, spec *pl
 	var filter iceberg.BooleanExpression = iceberg.AlwaysTrue{}
 	if spec.Filter != nil {
 		var err error
-		if filter, err = iceberg.ParseExpr(spec.Filter, schema); err != nil {
+		// With a schema, ParseExpr types literals by their field but finds
+		// fields case-sensitively; a case-insensitive plan parses without
+		// one, and binding (newPruner) finds the fields ignoring case and
+		// converts the literals to their types.
+		parseWith := schema
+		if spec.CaseInsensitive {
+			parseWith = nil
+		}
+		if filter, err = iceberg.ParseExpr(spec.Filter, parseWith); err != nil {
 			return planResult{}, badRequest("Invalid filter: %v", err)
 		}
 	}

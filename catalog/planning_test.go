@@ -265,7 +265,7 @@ func TestPlanTasks(t *testing.T) {
 	rsp, _ = do(t, "DELETE", f.url+"/v1/namespaces/synth/tables/events/plan/"+plan.PlanID)
 	require.Equal(t, http.StatusNoContent, rsp.StatusCode)
 
-	for _, tok := range []string{"nope", "", plan.PlanID} {
+	for _, tok := range []string{"nope", plan.PlanID} {
 		rsp, body = post(t, f.url+"/v1/namespaces/synth/tables/other/tasks", `{"plan-task":"`+tok+`"}`)
 		requireError(t, rsp, body, http.StatusNotFound, "NoSuchPlanTaskException")
 	}
@@ -511,4 +511,32 @@ func TestPlanAcrossThinnedHistory(t *testing.T) {
 		require.NotContains(t, string(pid), `"m":true`, "snapshot %d planned from the rows", snap)
 		require.Len(t, plan.Tasks, files, "snapshot %d", snap)
 	}
+}
+
+// TestPlanCaseInsensitive: "case-sensitive": false binds the filter's
+// names ignoring case (REST spec, PlanTableScanRequest); by default a name
+// in the wrong case is a 400. A tasks request without its plan-task is a
+// 400, not an unknown task.
+func TestPlanCaseInsensitive(t *testing.T) {
+	f := newPlanFixture(t, catalog.Config{})
+	f.synth(t, synthOptions)
+	url := f.url + "/v1/namespaces/synth/tables/events/plan"
+	files := func(body string) int {
+		rsp, b := post(t, url, body)
+		require.Equal(t, http.StatusOK, rsp.StatusCode, string(b))
+		return len(decode[struct {
+			Tasks []any `json:"file-scan-tasks"`
+		}](t, b).Tasks)
+	}
+	want := files(`{"filter":{"type":"lt","term":"_kafka.offset","value":200}}`)
+	require.Positive(t, want)
+	require.Less(t, want, 40)
+	require.Equal(t, want, files(`{"case-sensitive":false,"filter":{"type":"lt","term":"_KAFKA.Offset","value":200}}`))
+	rsp, b := post(t, url, `{"filter":{"type":"lt","term":"_KAFKA.Offset","value":200}}`)
+	require.Equal(t, http.StatusBadRequest, rsp.StatusCode, string(b))
+	require.Contains(t, string(b), `"type":"BadRequestException"`)
+
+	rsp, b = post(t, f.url+"/v1/namespaces/synth/tables/events/tasks", `{}`)
+	require.Equal(t, http.StatusBadRequest, rsp.StatusCode, string(b))
+	require.Contains(t, string(b), "missing plan-task")
 }

@@ -330,9 +330,21 @@ func checkProperty(f codec.Format, k, v string) error {
 		if _, err := ParseGroupTags(v); err != nil {
 			return err
 		}
+	default:
+		if strings.HasPrefix(k, "mink.") {
+			// A misspelt Mink property would do nothing, silently, and
+			// could not be removed after create; Mink's own (topic,
+			// formats, subjects) come from the definition's fields.
+			return fmt.Errorf("%w: unknown Mink property %q (a table may set %s)", ErrInvalid, k, strings.Join(userMinkProperties, ", "))
+		}
 	}
 	return nil
 }
+
+// userMinkProperties are the Mink properties (prefix "mink.") a table
+// definition or a property change may set.
+var userMinkProperties = []string{PropGroupTags, icebergmeta.PropThinning, icebergmeta.PropMaxSnapshots,
+	codec.PropFieldMatching, codec.PropUnknownFields}
 
 // Check validates what a definition says besides its schema (names,
 // topic, formats, start, properties) and fills the defaults of key format

@@ -33,11 +33,17 @@ func TestDefinitionProperties(t *testing.T) {
 		{"write.target-file-size-bytes": "9223372036854775807"},
 		{"mink.history.thinning": "1m:2s,10m:3s"},
 		{"mink.history.thinning": "1m"},
+		{"mink.group-tag": "billing"},     // misspelt: would do nothing
+		{"mink.history.thining": "1m:1s"}, // misspelt
+		{"mink.topic": "other"},           // Mink's own, from the definition
+		{"mink.value-format": "json"},     // Mink's own
 	} {
 		_, _, err := tables.Schemas(def(props))
 		require.ErrorIs(t, err, tables.ErrInvalid, "%v", props)
 	}
-	_, _, err := tables.Schemas(def(map[string]string{"history.expire.max-snapshot-age-ms": "5000",
+	_, _, err := tables.Schemas(def(map[string]string{"mink.group-tag": "billing"}))
+	require.ErrorContains(t, err, `unknown Mink property "mink.group-tag" (a table may set mink.group-tags, mink.history.thinning`)
+	_, _, err = tables.Schemas(def(map[string]string{"history.expire.max-snapshot-age-ms": "5000",
 		"history.expire.min-snapshots-to-keep": "3", "commit.manifest.min-count-to-merge": "100",
 		"commit.manifest.target-size-bytes": "8388608", "commit.manifest-merge.enabled": "false", "write.target-file-size-bytes": "67108864", "owner": "anything",
 		"mink.history.thinning": "1m:1s,1d:1h"}))
@@ -147,4 +153,16 @@ func TestThinningChange(t *testing.T) {
 	_, err = tables.PropertyChange{Set: map[string]string{"mink.history.thinning": "1m:2s,1h:3s"}}.Apply(tb)
 	require.ErrorIs(t, err, tables.ErrInvalid)
 	require.ErrorContains(t, err, "not a multiple of the previous step")
+}
+
+// A change may not set an unknown Mink property, even under a changeable
+// prefix (it would do nothing); removing one is allowed.
+func TestUnknownMinkPropertyChange(t *testing.T) {
+	tb := &tables.Table{ValueFormat: "raw", Properties: map[string]string{"mink.history.foo": "1"}}
+	_, err := tables.PropertyChange{Set: map[string]string{"mink.history.foo": "2"}}.Apply(tb)
+	require.ErrorIs(t, err, tables.ErrInvalid)
+	require.ErrorContains(t, err, `unknown Mink property "mink.history.foo"`)
+	out, err := tables.PropertyChange{Remove: []string{"mink.history.foo"}}.Apply(tb)
+	require.NoError(t, err)
+	require.Empty(t, out)
 }
