@@ -344,18 +344,10 @@ func ExpireSnapshots(in ExpireInput) (*MetadataUpdate, error) {
 	if err := b.RemoveSnapshots(expired, false); err != nil {
 		return nil, fmt.Errorf("icebergmeta: expire: %w", err)
 	}
-	md, err := b.Build()
+	upd, err := nextMetadata(b, base, version, in.CommitUUID, "expire")
 	if err != nil {
-		return nil, fmt.Errorf("icebergmeta: expire: build metadata: %w", err)
+		return nil, err
 	}
-	js, err := marshalMetadata(md)
-	if err != nil {
-		return nil, fmt.Errorf("icebergmeta: expire: encode metadata: %w", err)
-	}
-	id := in.CommitUUID
-	if id == uuid.Nil {
-		id = uuid.New()
-	}
-	loc := metadataFileLocation(strings.TrimRight(base.Location(), "/"), version+1, id)
-	return &MetadataUpdate{MetadataLocation: loc, Metadata: js, Parsed: md, Expired: expired}, nil
+	upd.Expired = expired
+	return upd, nil
 }

@@ -73,20 +73,7 @@ func SetStatistics(in StatisticsInput) (*MetadataUpdate, error) {
 	if err := b.SetStatistics(in.File); err != nil {
 		return nil, fmt.Errorf("icebergmeta: statistics: %w", err)
 	}
-	md, err := b.Build()
-	if err != nil {
-		return nil, fmt.Errorf("icebergmeta: statistics: build metadata: %w", err)
-	}
-	js, err := marshalMetadata(md)
-	if err != nil {
-		return nil, fmt.Errorf("icebergmeta: statistics: encode metadata: %w", err)
-	}
-	id := in.CommitUUID
-	if id == uuid.Nil {
-		id = uuid.New()
-	}
-	loc := metadataFileLocation(strings.TrimRight(base.Location(), "/"), version+1, id)
-	return &MetadataUpdate{MetadataLocation: loc, Metadata: js, Parsed: md}, nil
+	return nextMetadata(b, base, version, in.CommitUUID, "statistics")
 }
 
 // StatisticsLocation is where the Puffin statistics file of snapshotID is

@@ -144,3 +144,23 @@ const DefaultMetadataPreviousVersionsMax = 10
 func metadataFileLocation(location string, version int, id uuid.UUID) string {
 	return fmt.Sprintf("%s/metadata/%05d-%s.metadata.json", location, version, id)
 }
+
+// nextMetadata builds b and encodes it as version+1 of base's metadata
+// files, named by id (a random one when zero): the last step of every
+// metadata-only update. what names the update in errors ("icebergmeta:
+// what: ...").
+func nextMetadata(b *table.MetadataBuilder, base table.Metadata, version int, id uuid.UUID, what string) (*MetadataUpdate, error) {
+	md, err := b.Build()
+	if err != nil {
+		return nil, fmt.Errorf("icebergmeta: %s: build metadata: %w", what, err)
+	}
+	js, err := marshalMetadata(md)
+	if err != nil {
+		return nil, fmt.Errorf("icebergmeta: %s: encode metadata: %w", what, err)
+	}
+	if id == uuid.Nil {
+		id = uuid.New()
+	}
+	loc := metadataFileLocation(strings.TrimRight(base.Location(), "/"), version+1, id)
+	return &MetadataUpdate{MetadataLocation: loc, Metadata: js, Parsed: md}, nil
+}

@@ -183,16 +183,12 @@ func SetTags(in TagsInput) (*TagsResult, error) {
 			return nil, fmt.Errorf("icebergmeta: tags: remove snapshots: %w", err)
 		}
 	}
-	md, err := b.Build()
+	upd, err := nextMetadata(b, base, version, id, "tags")
 	if err != nil {
-		return nil, fmt.Errorf("icebergmeta: tags: build metadata: %w", err)
+		return nil, err
 	}
-	js, err := marshalMetadata(md)
-	if err != nil {
-		return nil, fmt.Errorf("icebergmeta: tags: encode metadata: %w", err)
-	}
-	res.MetadataUpdate = MetadataUpdate{MetadataLocation: metadataFileLocation(location, version+1, id), Metadata: js, Parsed: md}
-	res.LastSequenceNumber = md.LastSequenceNumber()
+	res.MetadataUpdate = *upd
+	res.LastSequenceNumber = upd.Parsed.LastSequenceNumber()
 	return res, nil
 }
 
@@ -277,14 +273,5 @@ func SetProperties(metadataLocation string, metadata []byte, parsed table.Metada
 	if err := b.RemoveProperties(gone); err != nil {
 		return nil, fmt.Errorf("icebergmeta: properties: %w", err)
 	}
-	md, err := b.Build()
-	if err != nil {
-		return nil, fmt.Errorf("icebergmeta: properties: build metadata: %w", err)
-	}
-	js, err := marshalMetadata(md)
-	if err != nil {
-		return nil, fmt.Errorf("icebergmeta: properties: encode metadata: %w", err)
-	}
-	loc := metadataFileLocation(strings.TrimRight(base.Location(), "/"), version+1, uuid.New())
-	return &MetadataUpdate{MetadataLocation: loc, Metadata: js, Parsed: md}, nil
+	return nextMetadata(b, base, version, uuid.Nil, "properties")
 }
