@@ -370,16 +370,7 @@ func TestPlanAccess(t *testing.T) {
 func TestPlanTagFromManifests(t *testing.T) {
 	f := newPlanFixture(t, catalog.Config{})
 	tbl := f.synth(t, synthOptions)
-	ctx := context.Background()
-	cur, err := tables.Get(ctx, f.pool, tbl.ID)
-	require.NoError(t, err)
-	var content []byte
-	require.NoError(t, f.pool.QueryRow(ctx, `SELECT content FROM metadata_files WHERE path = $1`,
-		tables.Key(cur.MetadataLocation)).Scan(&content))
-	var md map[string]any
-	d := json.NewDecoder(bytes.NewReader(content))
-	d.UseNumber() // snapshot ids need all 64 bits
-	require.NoError(t, d.Decode(&md))
+	md := f.metadataJSON(t, tbl)
 	head, err := md["current-snapshot-id"].(json.Number).Int64()
 	require.NoError(t, err)
 	var first int64
@@ -403,14 +394,7 @@ func TestPlanTagFromManifests(t *testing.T) {
 	md["snapshot-log"] = log
 	md["refs"] = map[string]any{"main": map[string]any{"snapshot-id": first, "type": "branch"},
 		"keep": map[string]any{"snapshot-id": head, "type": "tag"}}
-	content, err = json.Marshal(md)
-	require.NoError(t, err)
-	loc := tbl.Location + "/metadata/99999-tag.metadata.json"
-	_, err = f.pool.Exec(ctx, `INSERT INTO metadata_files (path, table_id, content) VALUES ($1, $2, $3)`,
-		tables.Key(loc), tbl.ID, content)
-	require.NoError(t, err)
-	_, err = f.pool.Exec(ctx, `UPDATE tables SET metadata_location = $1 WHERE id = $2`, loc, tbl.ID)
-	require.NoError(t, err)
+	f.installMetadata(t, tbl, md, "99999-tag")
 
 	rsp, body := post(t, f.url+"/v1/namespaces/synth/tables/events/plan", fmt.Sprintf(`{"snapshot-id":%d}`, head))
 	require.Equal(t, http.StatusOK, rsp.StatusCode, string(body))
@@ -441,16 +425,7 @@ func TestPlanTagFromManifests(t *testing.T) {
 func TestPlanAcrossThinnedHistory(t *testing.T) {
 	f := newPlanFixture(t, catalog.Config{})
 	tbl := f.synth(t, synthOptions) // snapshots of 15, 30, 34 and 40 files
-	ctx := context.Background()
-	cur, err := tables.Get(ctx, f.pool, tbl.ID)
-	require.NoError(t, err)
-	var content []byte
-	require.NoError(t, f.pool.QueryRow(ctx, `SELECT content FROM metadata_files WHERE path = $1`,
-		tables.Key(cur.MetadataLocation)).Scan(&content))
-	var md map[string]any
-	d := json.NewDecoder(bytes.NewReader(content))
-	d.UseNumber()
-	require.NoError(t, d.Decode(&md))
+	md := f.metadataJSON(t, tbl)
 	id := func(m map[string]any, k string) int64 {
 		n, _ := m[k].(json.Number).Int64()
 		return n
@@ -490,14 +465,7 @@ func TestPlanAcrossThinnedHistory(t *testing.T) {
 		}
 	}
 	md["snapshots"], md["snapshot-log"] = snaps, log
-	content, err = json.Marshal(md)
-	require.NoError(t, err)
-	loc := tbl.Location + "/metadata/99999-thinned.metadata.json"
-	_, err = f.pool.Exec(ctx, `INSERT INTO metadata_files (path, table_id, content) VALUES ($1, $2, $3)`,
-		tables.Key(loc), tbl.ID, content)
-	require.NoError(t, err)
-	_, err = f.pool.Exec(ctx, `UPDATE tables SET metadata_location = $1 WHERE id = $2`, loc, tbl.ID)
-	require.NoError(t, err)
+	f.installMetadata(t, tbl, md, "99999-thinned")
 
 	for snap, files := range map[int64]int{first: 15, third: 34} {
 		rsp, body := post(t, f.url+"/v1/namespaces/synth/tables/events/plan", fmt.Sprintf(`{"snapshot-id":%d}`, snap))
@@ -539,4 +507,35 @@ func TestPlanCaseInsensitive(t *testing.T) {
 	rsp, b = post(t, f.url+"/v1/namespaces/synth/tables/events/tasks", `{}`)
 	require.Equal(t, http.StatusBadRequest, rsp.StatusCode, string(b))
 	require.Contains(t, string(b), "missing plan-task")
+}
+
+// metadataJSON returns tbl's current metadata as JSON values (numbers kept
+// whole: snapshot ids need all 64 bits).
+func (f *planFixture) metadataJSON(t *testing.T, tbl *tables.Table) map[string]any {
+	t.Helper()
+	ctx := context.Background()
+	cur, err := tables.Get(ctx, f.pool, tbl.ID)
+	require.NoError(t, err)
+	var content []byte
+	require.NoError(t, f.pool.QueryRow(ctx, `SELECT content FROM metadata_files WHERE path = $1`,
+		tables.Key(cur.MetadataLocation)).Scan(&content))
+	var md map[string]any
+	d := json.NewDecoder(bytes.NewReader(content))
+	d.UseNumber()
+	require.NoError(t, d.Decode(&md))
+	return md
+}
+
+// installMetadata makes md tbl's current metadata, as metadata file name.
+func (f *planFixture) installMetadata(t *testing.T, tbl *tables.Table, md map[string]any, name string) {
+	t.Helper()
+	ctx := context.Background()
+	content, err := json.Marshal(md)
+	require.NoError(t, err)
+	loc := tbl.Location + "/metadata/" + name + ".metadata.json"
+	_, err = f.pool.Exec(ctx, `INSERT INTO metadata_files (path, table_id, content) VALUES ($1, $2, $3)`,
+		tables.Key(loc), tbl.ID, content)
+	require.NoError(t, err)
+	_, err = f.pool.Exec(ctx, `UPDATE tables SET metadata_location = $1 WHERE id = $2`, loc, tbl.ID)
+	require.NoError(t, err)
 }
