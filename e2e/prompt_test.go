@@ -34,8 +34,10 @@ func TestPromptRoundsAndStop(t *testing.T) {
 	)
 	env := clustertest.New(t)
 	opts := clustertest.NodeOptions{LeaseTTL: ttl}
-	started := time.Now()
 	a, b := env.StartNode(opts), env.StartNode(opts)
+	// After both registered: a node's Starting round counts from its own
+	// start, and b's began up to a second after a's.
+	started := time.Now()
 	env.CreateTopic("events", 4)
 	prod := env.StartProducer("events", 4, rate)
 	prod.WaitMore(t, rate/4, 10*time.Second)
