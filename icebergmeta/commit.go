@@ -96,6 +96,24 @@ func metadataVersion(location string) (int, error) {
 	return v, nil
 }
 
+// parseBase returns the version number of the metadata file at location
+// (metadataVersion) and its metadata: parsed, unless parsed is not nil
+// (callers that hold it already). op names the update in errors.
+func parseBase(op, location string, metadata []byte, parsed table.Metadata) (int, table.Metadata, error) {
+	version, err := metadataVersion(location)
+	if err != nil {
+		return 0, nil, err
+	}
+	if parsed != nil {
+		return version, parsed, nil
+	}
+	base, err := table.ParseMetadataBytes(metadata)
+	if err != nil {
+		return 0, nil, fmt.Errorf("icebergmeta: %s: parse metadata %s: %w", op, location, err)
+	}
+	return version, base, nil
+}
+
 // manifestLocation is the location of the commit's manifest number n:
 // "<location>/metadata/<uuid>-m<n>.avro" (m0 holds the added files).
 func (c *commit) manifestLocation(n int) string {

@@ -319,15 +319,9 @@ type ExpireInput struct {
 // snapshots that expire (expiredSnapshots, the current snapshot as head),
 // or nil when none does. Its Expired lists them, oldest first.
 func ExpireSnapshots(in ExpireInput) (*MetadataUpdate, error) {
-	version, err := metadataVersion(in.MetadataLocation)
+	version, base, err := parseBase("expire", in.MetadataLocation, in.Metadata, in.Parsed)
 	if err != nil {
 		return nil, err
-	}
-	base := in.Parsed
-	if base == nil {
-		if base, err = table.ParseMetadataBytes(in.Metadata); err != nil {
-			return nil, fmt.Errorf("icebergmeta: expire: parse metadata %s: %w", in.MetadataLocation, err)
-		}
 	}
 	head := base.CurrentSnapshot()
 	if head == nil {

@@ -46,15 +46,9 @@ var ErrSnapshotGone = fmt.Errorf("icebergmeta: statistics: snapshot not in the m
 // entry serves them all as well as several would, and keeps the metadata
 // small.
 func SetStatistics(in StatisticsInput) (*MetadataUpdate, error) {
-	version, err := metadataVersion(in.MetadataLocation)
+	version, base, err := parseBase("statistics", in.MetadataLocation, in.Metadata, in.Parsed)
 	if err != nil {
 		return nil, err
-	}
-	base := in.Parsed
-	if base == nil {
-		if base, err = table.ParseMetadataBytes(in.Metadata); err != nil {
-			return nil, fmt.Errorf("icebergmeta: statistics: parse metadata %s: %w", in.MetadataLocation, err)
-		}
 	}
 	if base.SnapshotByID(in.File.SnapshotID) == nil {
 		return nil, fmt.Errorf("%w: %d", ErrSnapshotGone, in.File.SnapshotID)

@@ -84,18 +84,12 @@ type TagsResult struct {
 // not positive or already in the table, a file listed twice, metadata that
 // does not parse.
 func SetTags(in TagsInput) (*TagsResult, error) {
-	version, err := metadataVersion(in.MetadataLocation)
+	version, base, err := parseBase("tags", in.MetadataLocation, in.Metadata, in.Parsed)
 	if err != nil {
 		return nil, err
 	}
 	if in.Now.IsZero() {
 		return nil, fmt.Errorf("icebergmeta: tags: zero Now")
-	}
-	base := in.Parsed
-	if base == nil {
-		if base, err = table.ParseMetadataBytes(in.Metadata); err != nil {
-			return nil, fmt.Errorf("icebergmeta: tags: parse metadata %s: %w", in.MetadataLocation, err)
-		}
 	}
 	names := map[string]bool{}
 	for _, n := range append(tagNames(in.Set), in.Remove...) {
