@@ -180,25 +180,8 @@ func Store(ctx context.Context, tx pgx.Tx, h *Head, lease *cluster.Lease, op str
 		res.ManifestList, res.MetadataLocation, scope, holder, epoch, manifests); err != nil {
 		return pgstore.Fenced(err)
 	}
-	if len(res.Expired) > 0 {
-		if _, err := tx.Exec(ctx, snapshotsExpireSQL, h.Table.ID, res.Expired); err != nil {
-			return err
-		}
-	}
-	for _, f := range res.Files {
-		if err := tables.InsertMetadataFile(ctx, tx, h.Table.ID, tables.Key(f.Location), f.Content); err != nil {
-			return err
-		}
-	}
-	if err := tables.InsertMetadataFile(ctx, tx, h.Table.ID, tables.Key(res.MetadataLocation), res.Metadata); err != nil {
+	if err := swapHead(ctx, tx, h, res.Expired, res.Files, res.MetadataLocation, res.Metadata, &res.SnapshotID, res.SequenceNumber); err != nil {
 		return err
-	}
-	tag, err := tx.Exec(ctx, headSwapSQL, h.Table.ID, res.MetadataLocation, res.SnapshotID, res.SequenceNumber, h.MetadataLocation)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() != 1 {
-		return ErrConcurrentCommit
 	}
 	id := res.SnapshotID
 	h.MetadataLocation, h.Metadata, h.CurrentSnapshotID, h.LastSequenceNumber = res.MetadataLocation, res.Metadata, &id, res.SequenceNumber
@@ -217,28 +200,42 @@ func Store(ctx context.Context, tx pgx.Tx, h *Head, lease *cluster.Lease, op str
 //
 // Errors: ErrConcurrentCommit when the location is not h's.
 func StoreMetadata(ctx context.Context, tx pgx.Tx, h *Head, upd *icebergmeta.MetadataUpdate, files []icebergmeta.OutputFile) error {
+	if err := swapHead(ctx, tx, h, upd.Expired, files, upd.MetadataLocation, upd.Metadata, h.CurrentSnapshotID, h.LastSequenceNumber); err != nil {
+		return err
+	}
+	h.MetadataLocation, h.Metadata = upd.MetadataLocation, upd.Metadata
+	parsed.put(upd.MetadataLocation, upd.Parsed)
+	return nil
+}
+
+// swapHead ends a store in tx: it marks the expired snapshots so, stores
+// the metadata files (files, then the metadata file at location), and
+// swaps the table's metadata location from h's to location with current
+// snapshot current and last sequence number seq. h is not changed.
+//
+// Errors: ErrConcurrentCommit when the location is not h's.
+func swapHead(ctx context.Context, tx pgx.Tx, h *Head, expired []int64, files []icebergmeta.OutputFile,
+	location string, metadata []byte, current *int64, seq int64) error {
+	if len(expired) > 0 {
+		if _, err := tx.Exec(ctx, snapshotsExpireSQL, h.Table.ID, expired); err != nil {
+			return err
+		}
+	}
 	for _, f := range files {
 		if err := tables.InsertMetadataFile(ctx, tx, h.Table.ID, tables.Key(f.Location), f.Content); err != nil {
 			return err
 		}
 	}
-	if err := tables.InsertMetadataFile(ctx, tx, h.Table.ID, tables.Key(upd.MetadataLocation), upd.Metadata); err != nil {
+	if err := tables.InsertMetadataFile(ctx, tx, h.Table.ID, tables.Key(location), metadata); err != nil {
 		return err
 	}
-	if len(upd.Expired) > 0 {
-		if _, err := tx.Exec(ctx, snapshotsExpireSQL, h.Table.ID, upd.Expired); err != nil {
-			return err
-		}
-	}
-	tag, err := tx.Exec(ctx, headSwapSQL, h.Table.ID, upd.MetadataLocation, h.CurrentSnapshotID, h.LastSequenceNumber, h.MetadataLocation)
+	tag, err := tx.Exec(ctx, headSwapSQL, h.Table.ID, location, current, seq, h.MetadataLocation)
 	if err != nil {
 		return err
 	}
 	if tag.RowsAffected() != 1 {
 		return ErrConcurrentCommit
 	}
-	h.MetadataLocation, h.Metadata = upd.MetadataLocation, upd.Metadata
-	parsed.put(upd.MetadataLocation, upd.Parsed)
 	return nil
 }
 

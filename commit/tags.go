@@ -60,25 +60,8 @@ func StoreTags(ctx context.Context, tx pgx.Tx, h *Head, lease cluster.Lease, res
 			return err
 		}
 	}
-	if len(res.Expired) > 0 {
-		if _, err := tx.Exec(ctx, snapshotsExpireSQL, h.Table.ID, res.Expired); err != nil {
-			return err
-		}
-	}
-	for _, f := range res.Files {
-		if err := tables.InsertMetadataFile(ctx, tx, h.Table.ID, tables.Key(f.Location), f.Content); err != nil {
-			return err
-		}
-	}
-	if err := tables.InsertMetadataFile(ctx, tx, h.Table.ID, tables.Key(res.MetadataLocation), res.Metadata); err != nil {
-		return err
-	}
-	tag, err := tx.Exec(ctx, headSwapSQL, h.Table.ID, res.MetadataLocation, h.CurrentSnapshotID, res.LastSequenceNumber, h.MetadataLocation)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() != 1 {
-		return fmt.Errorf("%w: tags of %s", ErrConcurrentCommit, h.Table.FullName())
+	if err := swapHead(ctx, tx, h, res.Expired, res.Files, res.MetadataLocation, res.Metadata, h.CurrentSnapshotID, res.LastSequenceNumber); err != nil {
+		return fmt.Errorf("tags of %s: %w", h.Table.FullName(), err)
 	}
 	h.MetadataLocation, h.Metadata, h.LastSequenceNumber = res.MetadataLocation, res.Metadata, res.LastSequenceNumber
 	parsed.put(res.MetadataLocation, res.Parsed)

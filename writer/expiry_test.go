@@ -174,7 +174,9 @@ type history struct {
 
 func newHistory(t *testing.T) *history {
 	ctx := context.Background()
-	f := testkit.NewFixture(t, 2, tables.Definition{Namespace: "t", Name: "h", Topic: "h", ValueFormat: "raw"})
+	// Target 1 byte: no assembly commits a snapshot of its own meanwhile.
+	f := testkit.NewFixture(t, 2, tables.Definition{Namespace: "t", Name: "h", Topic: "h", ValueFormat: "raw",
+		Properties: map[string]string{tables.PropTargetFileSize: "1"}})
 	pool, kc, tbl := f.Pool, f.Client, f.Table
 	ix := indexer.New(pool, kc, indexer.Config{FlushInterval: 30 * time.Millisecond})
 	for p := range int32(2) {
