@@ -58,6 +58,8 @@ Usage:
   mink status [--leases]   (the facts the web console /ui shows: nodes and their leases; per table
               partitions, files, last commit, schema versions, dead letters)
   mink scan NS.NAME [--limit 20] [--format table|json|csv] [--columns a,b.c]   (--limit 0: all rows)
+              [--snapshot-id ID | --ref NAME | --as-of TIME]   (an older snapshot: by id, branch or tag
+              such as group.billing, or the one current at an RFC 3339 time or Unix milliseconds)
 
 Every flag has a MINK_* environment variable (MINK_POSTGRES_URL, MINK_KAFKA_BROKERS,
 MINK_LEASE_TTL, MINK_KAFKA_SASL_PASSWORD, …) and a key in an optional YAML file (--config;
