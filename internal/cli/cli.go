@@ -52,7 +52,7 @@ Usage:
   mink table create NS.NAME --topic T --value-format json [--schema FILE] [--start earliest]
               [--property k=v,…]   (e.g. mink.json.field-matching=case-insensitive)
   mink table list | mink table get NS.NAME | mink table delete NS.NAME
-  mink table status NS.NAME   (progress, unknown JSON fields, dead letters)
+  mink table status NS.NAME   (progress, unknown JSON fields, dead letters, history and tags)
   mink table alter NS.NAME --schema FILE | mink table repair NS.NAME   (mink help table)
   mink table properties NS.NAME --set k=v --remove k   (e.g. --set mink.group-tags=billing,etl-*)
   mink status [--leases]   (the facts the web console /ui shows: nodes and their leases; per table

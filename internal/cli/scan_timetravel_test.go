@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/minkhq/mink/admin"
 	"github.com/minkhq/mink/internal/clustertest"
 )
 
@@ -149,6 +151,48 @@ func TestScanTimeTravel(t *testing.T) {
 	code, _, errOut = run("scan", "ns.tt", "--snapshot-id", "abc")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, `--snapshot-id must be a snapshot id`)
+
+	// mink table status and the overview show the history as the
+	// metadata has it: its snapshot count, main's oldest snapshot-log
+	// entry, the tag's snapshot, time and records.
+	var want, got2 admin.HistoryStatus
+	require.Eventually(t, func() bool {
+		md := load().Metadata()
+		want = admin.HistoryStatus{Snapshots: int64(len(md.Snapshots()))}
+		for e := range md.SnapshotLogs() {
+			if at := time.UnixMilli(e.TimestampMs).UTC(); want.OldestAt == nil || at.Before(*want.OldestAt) {
+				want.OldestAt = &at
+			}
+		}
+		for name, ref := range md.Refs() {
+			if name != table.MainBranch {
+				s := md.SnapshotByID(ref.SnapshotID)
+				recs := s.Summary.Properties.GetInt64("total-records", -1)
+				want.Refs = append(want.Refs, admin.RefStatus{Name: name, Type: string(ref.SnapshotRefType), SnapshotID: s.SnapshotID,
+					Timestamp: time.UnixMilli(s.TimestampMs).UTC(), Records: &recs})
+			}
+		}
+		st, err := (&admin.Client{URL: n.URL()}).Overview(ctx, "ns.tt")
+		require.NoError(t, err)
+		got2 = st.Tables[0].History
+		return reflect.DeepEqual(want, got2)
+	}, 10*time.Second, 200*time.Millisecond, "history of the overview as the metadata's")
+	require.Len(t, got2.Refs, 1)
+	require.Equal(t, int64(5), *got2.Refs[0].Records)
+	require.Equal(t, tag.SnapshotID, got2.Refs[0].SnapshotID)
+
+	code, out, errOut := run("table", "status", "ns.tt", "--admin", n.URL())
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, fmt.Sprintf("\nhistory: %d snapshots, oldest %s (", got2.Snapshots, msText(got2.OldestAt.UnixMilli())))
+	require.Contains(t, out, "\nrefs besides main (mink scan --ref NAME):\n")
+	var refLine []string
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == "group.billing" {
+			refLine = f
+		}
+	}
+	require.Equal(t, []string{"group.billing", "tag", strconv.FormatInt(tag.SnapshotID, 10), msText(tag.TimestampMs)}, refLine[:4])
+	require.Equal(t, "5", refLine[len(refLine)-1])
 }
 
 // The selectors read no MINK_* variable: a stray MINK_REF must not turn
