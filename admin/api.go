@@ -103,6 +103,36 @@ type TableStatus struct {
 	// LastCommit is the table's current snapshot, null before the first
 	// commit.
 	LastCommit *CommitStatus `json:"last_commit"`
+	// History is how far back time travel reaches and the table's refs
+	// other than main.
+	History HistoryStatus `json:"history"`
+}
+
+// HistoryStatus is what a table's metadata keeps of its history
+// (docs/design.md §4.6, §4.8).
+type HistoryStatus struct {
+	// Snapshots is the number of snapshots in the table's metadata:
+	// main's retained ones (thinning, expiry) and the tags'.
+	Snapshots int64 `json:"snapshots"`
+	// OldestAt is the timestamp of main's oldest retained snapshot, its
+	// first snapshot-log entry: the earliest time FOR TIMESTAMP AS OF
+	// (mink scan --as-of) reaches. Null before the first commit.
+	OldestAt *time.Time `json:"oldest_at"`
+	// Refs are the refs other than main (consumer-group tags), by name.
+	Refs []RefStatus `json:"refs"`
+}
+
+// RefStatus is a ref other than main and the snapshot it names.
+type RefStatus struct {
+	Name string `json:"name"`
+	// Type is the Iceberg ref type: "tag" (Mink commits no other branch).
+	Type       string `json:"type"`
+	SnapshotID int64  `json:"snapshot_id"`
+	// Timestamp is the snapshot's timestamp-ms.
+	Timestamp time.Time `json:"timestamp"`
+	// Records is its summary's total-records: the rows the ref reads;
+	// null for a snapshot committed before Mink kept the count.
+	Records *int64 `json:"records"`
 }
 
 // FilesStatus counts data files and their bytes.

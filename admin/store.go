@@ -40,6 +40,10 @@ var (
 	tableFilesSQL string
 	//go:embed sql/last_commit.sql
 	lastCommitSQL string
+	//go:embed sql/history.sql
+	historySQL string
+	//go:embed sql/refs.sql
+	refsSQL string
 )
 
 // snapshotRead is the transaction a read of the overview or of a
@@ -230,6 +234,44 @@ func readLastCommits(ctx context.Context, q tables.Querier, ids []int64) (map[in
 			c.Writer = *writer
 		}
 		out[id] = &c
+		return nil
+	}, ids)
+	return out, err
+}
+
+// readHistories returns, by table id, how far back each table's history
+// reaches and its refs other than main: two statements over every table
+// of ids. A table without a snapshot has none.
+func readHistories(ctx context.Context, q tables.Querier, ids []int64) (map[int64]*HistoryStatus, error) {
+	out := map[int64]*HistoryStatus{}
+	err := queryEach(ctx, q, historySQL, func(r pgx.Row) error {
+		var id int64
+		var h HistoryStatus
+		var oldest *int64
+		if err := r.Scan(&id, &h.Snapshots, &oldest); err != nil {
+			return err
+		}
+		if oldest != nil {
+			t := time.UnixMilli(*oldest).UTC()
+			h.OldestAt = &t
+		}
+		h.Refs = []RefStatus{}
+		out[id] = &h
+		return nil
+	}, ids)
+	if err != nil {
+		return nil, err
+	}
+	err = queryEach(ctx, q, refsSQL, func(r pgx.Row) error {
+		var id, ms int64
+		ref := RefStatus{Type: "tag"}
+		if err := r.Scan(&id, &ref.Name, &ref.SnapshotID, &ms, &ref.Records); err != nil {
+			return err
+		}
+		ref.Timestamp = time.UnixMilli(ms).UTC()
+		if h := out[id]; h != nil { // a tag's row is counted above: always there
+			h.Refs = append(h.Refs, ref)
+		}
 		return nil
 	}, ids)
 	return out, err

@@ -171,8 +171,9 @@ func decodePlanSpec(s string) (*planSpec, bool) {
 // load would answer now (Kafka's tail included, docs/design.md §4.4).
 //
 // Errors: 400 for a body that does not parse, an incremental scan
-// (start-snapshot-id), a snapshot the table does not have, a filter that
-// does not bind; 404 as a table load.
+// (start-snapshot-id), a snapshot the table does not have, a select or
+// stats field that names no column, a filter that does not bind; 404 as
+// a table load.
 func (h *Handler) planTableScan(w http.ResponseWriter, r *http.Request) {
 	ns, name, ok := h.table(w, r)
 	if !ok {
@@ -220,22 +221,28 @@ func (h *Handler) planTableScan(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if snap == nil {
-		// No snapshot yet: nothing to read.
-		writeRawJSON(w, http.StatusOK, []byte(`{"status":"completed","plan-id":"`+
-			(&planSpec{Version: planSpecVersion, TableID: t.ID, SnapshotID: -1}).encode()+`","file-scan-tasks":[]}`))
-		return
-	}
 	schema := md.CurrentSchema()
-	if req.UseSnapshotSchema != nil && *req.UseSnapshotSchema && snap.SchemaID != nil {
+	if req.UseSnapshotSchema != nil && *req.UseSnapshotSchema && snap != nil && snap.SchemaID != nil {
 		for _, s := range md.Schemas() {
 			if s.ID == *snap.SchemaID {
 				schema = s
 			}
 		}
 	}
+	caseInsensitive := req.CaseSensitive != nil && !*req.CaseSensitive
+	if name, ok := unknownColumn(schema, req.Select, caseInsensitive); ok {
+		h.writeError(w, r, badRequest("Cannot select column %q: table %s.%s (schema %d) has no such column",
+			name, joinLevels(ns), t.Name, schema.ID))
+		return
+	}
+	if snap == nil {
+		// No snapshot yet: nothing to read.
+		writeRawJSON(w, http.StatusOK, []byte(`{"status":"completed","plan-id":"`+
+			(&planSpec{Version: planSpecVersion, TableID: t.ID, SnapshotID: -1}).encode()+`","file-scan-tasks":[]}`))
+		return
+	}
 	spec := &planSpec{Version: planSpecVersion, TableID: t.ID, SnapshotID: snap.SnapshotID, SchemaID: schema.ID,
-		CaseInsensitive: req.CaseSensitive != nil && !*req.CaseSensitive}
+		CaseInsensitive: caseInsensitive}
 	if f := bytes.TrimSpace(req.Filter); len(f) > 0 && !bytes.Equal(f, []byte("null")) {
 		spec.Filter = f
 	}
@@ -256,6 +263,40 @@ func (h *Handler) planTableScan(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeRawJSON(w, http.StatusOK, h.planBody(spec, res, true))
+}
+
+// metadataColumns are the names the Iceberg spec reserves for metadata
+// columns ("Reserved Field IDs"): an engine may select them (Spark's
+// _file, _pos) though no table schema has them.
+var metadataColumns = []string{"_file", "_pos", "_deleted", "_spec_id", "_partition",
+	"_row_id", "_last_updated_sequence_number", "_change_type", "_change_ordinal", "_commit_snapshot_id"}
+
+// unknownColumn returns the first name of sel that names no field of
+// schema (a dotted path for a nested one, e.g. _kafka.offset), ignoring
+// case when caseInsensitive, and true; false when every name is known.
+// "*" (all columns, iceberg-go's own spelling) and the reserved metadata
+// columns are known.
+func unknownColumn(schema *iceberg.Schema, sel []string, caseInsensitive bool) (string, bool) {
+	for _, name := range sel {
+		if name == "*" {
+			continue
+		}
+		if _, ok := schema.FindFieldByName(name); ok {
+			continue
+		}
+		if caseInsensitive {
+			if _, ok := schema.FindFieldByNameCaseInsensitive(name); ok {
+				continue
+			}
+		}
+		if slices.ContainsFunc(metadataColumns, func(m string) bool {
+			return m == name || caseInsensitive && strings.EqualFold(m, name)
+		}) {
+			continue
+		}
+		return name, true
+	}
+	return "", false
 }
 
 // planBody is a completed plan (with its plan id for planTableScan, not

@@ -509,6 +509,54 @@ func TestPlanCaseInsensitive(t *testing.T) {
 	require.Contains(t, string(b), "missing plan-task")
 }
 
+// A select naming a column the table lacks is a 400 BadRequestException
+// (ErrorModel) that names it, as a strict server answers; names bind
+// ignoring case only under case-sensitive false, and "*" and the spec's
+// metadata columns are known. iceberg-go's own remote scans with a
+// selection still plan.
+func TestPlanSelectUnknownColumn(t *testing.T) {
+	f := newPlanFixture(t, catalog.Config{})
+	f.synth(t, synthOptions)
+	url := f.url + "/v1/namespaces/synth/tables/events/plan"
+	for _, body := range []string{`{"select":["_kafka.offset","value"]}`, `{"select":["_kafka"]}`,
+		`{"select":["*","_file","_pos"]}`, `{"case-sensitive":false,"select":["_KAFKA.Offset","Value","_FILE"]}`} {
+		rsp, b := post(t, url, body)
+		require.Equal(t, http.StatusOK, rsp.StatusCode, "%s: %s", body, b)
+	}
+	for _, c := range []struct{ body, column string }{
+		{`{"select":["value","nope"]}`, "nope"},
+		{`{"select":["_kafka.nope"]}`, "_kafka.nope"},
+		{`{"select":["_KAFKA.Offset"]}`, "_KAFKA.Offset"},
+		{`{"case-sensitive":true,"select":["Value"]}`, "Value"},
+		{`{"case-sensitive":false,"select":["value","Missing"]}`, "Missing"},
+	} {
+		rsp, b := post(t, url, c.body)
+		require.Equal(t, http.StatusBadRequest, rsp.StatusCode, "%s: %s", c.body, b)
+		e := decode[struct {
+			Error struct {
+				Message string `json:"message"`
+				Type    string `json:"type"`
+				Code    int    `json:"code"`
+			} `json:"error"`
+		}](t, b).Error
+		require.Equal(t, "BadRequestException", e.Type, c.body)
+		require.Equal(t, http.StatusBadRequest, e.Code, c.body)
+		require.Equal(t, fmt.Sprintf("Cannot select column %q: table synth.events (schema 0) has no such column", c.column),
+			e.Message, c.body)
+	}
+
+	ctx := context.Background()
+	cat, err := rest.NewCatalog(ctx, "mink", f.url)
+	require.NoError(t, err)
+	tbl, err := cat.LoadTable(ctx, table.Identifier{"synth", "events"})
+	require.NoError(t, err)
+	scan := tbl.Scan(table.WithScanPlanningMode(table.ScanPlanningRemote), table.WithSelectedFields("value", "_kafka.offset"))
+	defer scan.Close()
+	tasks, err := scan.PlanFiles(ctx)
+	require.NoError(t, err)
+	require.Len(t, tasks, synthOptions.Files)
+}
+
 // metadataJSON returns tbl's current metadata as JSON values (numbers kept
 // whole: snapshot ids need all 64 bits).
 func (f *planFixture) metadataJSON(t *testing.T, tbl *tables.Table) map[string]any {

@@ -177,7 +177,7 @@ func Store(ctx context.Context, tx pgx.Tx, h *Head, lease *cluster.Lease, op str
 		scope, holder, epoch = &lease.Scope, &lease.Holder, &lease.Epoch
 	}
 	if _, err := tx.Exec(ctx, snapshotInsertSQL, h.Table.ID, res.SnapshotID, h.CurrentSnapshotID, res.SequenceNumber, op,
-		res.ManifestList, res.MetadataLocation, scope, holder, epoch, manifests); err != nil {
+		res.ManifestList, res.MetadataLocation, scope, holder, epoch, manifests, res.TimestampMs, res.TotalRecords); err != nil {
 		return pgstore.Fenced(err)
 	}
 	if err := swapHead(ctx, tx, h, res.Expired, res.Files, res.MetadataLocation, res.Metadata, &res.SnapshotID, res.SequenceNumber); err != nil {

@@ -47,7 +47,8 @@ func StoreTags(ctx context.Context, tx pgx.Tx, h *Head, lease cluster.Lease, res
 			manifests[i] = tables.Key(m)
 		}
 		if _, err := tx.Exec(ctx, tagSnapshotInsertSQL, h.Table.ID, s.SnapshotID, s.ParentID, s.SequenceNumber,
-			s.ManifestList, res.MetadataLocation, lease.Scope, lease.Holder, lease.Epoch, manifests, s.Name); err != nil {
+			s.ManifestList, res.MetadataLocation, lease.Scope, lease.Holder, lease.Epoch, manifests, s.Name,
+			s.TimestampMs, s.TotalRecords); err != nil {
 			return pgstore.Fenced(err)
 		}
 		fs := files[s.Name]

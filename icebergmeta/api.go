@@ -163,6 +163,10 @@ type CommitResult struct {
 	// number is the previous last-sequence-number + 1.
 	SnapshotID     int64
 	SequenceNumber int64
+	// TimestampMs is the snapshot's timestamp-ms (Unix milliseconds, its
+	// snapshot-log entry's) and TotalRecords its summary's total-records.
+	TimestampMs  int64
+	TotalRecords int64
 	// ManifestList is the location of the snapshot's manifest list (also
 	// in Files).
 	ManifestList string

@@ -236,6 +236,8 @@ func (c *commit) finish(parentID *int64, summary table.Summary, manifests []iceb
 		Metadata:         metadataJSON,
 		SnapshotID:       snap.SnapshotID,
 		SequenceNumber:   snap.SequenceNumber,
+		TimestampMs:      snap.TimestampMs,
+		TotalRecords:     summary.Properties.GetInt64(summaryTotalRecords, 0),
 		ManifestList:     snap.ManifestList,
 		Manifests:        ms,
 		Expired:          expired,

@@ -51,8 +51,12 @@ type TagSnapshot struct {
 	SnapshotID     int64
 	ParentID       *int64
 	SequenceNumber int64
-	ManifestList   string
-	Manifests      []string
+	// TimestampMs is the snapshot's timestamp-ms and TotalRecords its
+	// summary's total-records: the rows the tag reads.
+	TimestampMs  int64
+	TotalRecords int64
+	ManifestList string
+	Manifests    []string
 }
 
 // TagsResult is what SetTags produced.
@@ -157,6 +161,7 @@ func SetTags(in TagsInput) (*TagsResult, error) {
 		}
 		res.Files = append(res.Files, *list)
 		summary := changes.summary(table.OpAppend, nil, tg.Summary)
+		snap.TimestampMs, snap.TotalRecords = ts, summary.Properties.GetInt64(summaryTotalRecords, 0)
 		if err := b.AddSnapshot(&table.Snapshot{SnapshotID: tg.SnapshotID, ParentSnapshotID: parentID, SequenceNumber: seq,
 			TimestampMs: ts, ManifestList: snap.ManifestList, Summary: &summary, SchemaID: &schemaID}); err != nil {
 			return nil, fmt.Errorf("icebergmeta: tags: add snapshot of %s: %w", tg.Name, err)

@@ -18,6 +18,11 @@ var funcs = template.FuncMap{
 			return readable.Count(int64(v))
 		case int32:
 			return readable.Count(int64(v))
+		case *int64: // a count that may be unknown (nil)
+			if v == nil {
+				return "–"
+			}
+			return readable.Count(*v)
 		default:
 			return readable.Count(v.(int64))
 		}
@@ -29,6 +34,8 @@ var funcs = template.FuncMap{
 	"ago":    readable.Ago,
 	"clock":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 	"iso":    func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	// isoMs is a snapshot's time as mink scan --as-of takes it.
+	"isoMs": func(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") },
 	// tableURL is the path of a table's page, its name escaped as one
 	// path segment.
 	"tableURL": func(name string) string { return "/ui/tables/" + url.PathEscape(name) },

@@ -1,7 +1,7 @@
 // Package ui is the web console every node serves at /ui (docs/design.md
 // §5, "Console"): the cluster (nodes, roles, lease counts, expiries) and
 // each table (partitions with holder, epoch, offsets, lag and rate; data
-// files, last commit, schema versions, dead letters). It renders
+// files, last commit, history and tags, schema versions, dead letters). It renders
 // admin.Overview, the read model `mink status` prints, so the two show the
 // same facts; any node shows the whole cluster (it reads Postgres, and
 // Kafka for the high watermarks).

@@ -273,3 +273,41 @@ func TestUnknownOffsets(t *testing.T) {
 	require.Contains(t, page, `<span class="label">Lag</span><span class="value">–</span>`)
 	require.NotContains(t, page, `<td class="num hw">0</td>`)
 }
+
+// The table page shows the history of the read model: the snapshots
+// retained, how far back time travel reaches, and each ref besides main
+// with its snapshot, time and records (escaped: a group's name comes from
+// Kafka); a table without tags says so.
+func TestTableHistory(t *testing.T) {
+	o := overview()
+	oldest := o.Time.Add(-90*time.Minute + 123*time.Millisecond)
+	recs := int64(12345)
+	o.Tables[0].History = admin.HistoryStatus{Snapshots: 2127, OldestAt: &oldest, Refs: []admin.RefStatus{
+		{Name: "group.billing", Type: "tag", SnapshotID: 4127349186241153021, Timestamp: o.Time.Add(-4 * time.Second), Records: &recs},
+		{Name: "group." + hostile, Type: "tag", SnapshotID: 9, Timestamp: oldest}}}
+	plain := &admin.TableStatus{Table: "ns.plain", Topic: "plain", History: admin.HistoryStatus{Snapshots: 1, OldestAt: &oldest, Refs: []admin.RefStatus{}}}
+	fresh := &admin.TableStatus{Table: "ns.fresh", Topic: "fresh"}
+	o.Tables = append(o.Tables, plain, fresh)
+	srv := httptest.NewServer(ui.New(fixed{o}, ui.Config{NodeID: "n1"}))
+	defer srv.Close()
+
+	resp, body := testkit.Get(t, srv.URL+"/ui/tables/"+url.PathEscape("ns."+hostile))
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	page := string(body)
+	require.Contains(t, page, `<span id="history-snapshots">2,127</span> snapshots retained; time travel reaches back to <code id="history-oldest">2026-12-01T08:30:00.123Z</code> <span class="dim">(1h 30m ago)</span>`)
+	require.Contains(t, page, `<tr data-ref="group.billing">
+  <td class="id">group.billing</td>
+  <td>tag</td>
+  <td class="num">4127349186241153021</td>
+  <td><code>2026-12-01T09:59:56.000Z</code> <span class="dim">4s ago</span></td>
+  <td class="num">12,345</td>`)
+	require.Contains(t, page, `<td class="id">group.x&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;`)
+	require.Contains(t, page, `<td class="num">–</td>`, "records unknown")
+	require.NotContains(t, page, "<script>alert")
+
+	_, body = testkit.Get(t, srv.URL+"/ui/tables/ns.plain?fragment=1")
+	require.Contains(t, string(body), `<span id="history-snapshots">1</span> snapshot retained;`)
+	require.Contains(t, string(body), `main only: no tags (mink.group-tags)`)
+	_, body = testkit.Get(t, srv.URL+"/ui/tables/ns.fresh")
+	require.Contains(t, string(body), `<p id="history"><span class="dim">none yet</span></p>`)
+}

@@ -52,12 +52,14 @@ Usage:
   mink table create NS.NAME --topic T --value-format json [--schema FILE] [--start earliest]
               [--property k=v,…]   (e.g. mink.json.field-matching=case-insensitive)
   mink table list | mink table get NS.NAME | mink table delete NS.NAME
-  mink table status NS.NAME   (progress, unknown JSON fields, dead letters)
+  mink table status NS.NAME   (progress, unknown JSON fields, dead letters, history and tags)
   mink table alter NS.NAME --schema FILE | mink table repair NS.NAME   (mink help table)
   mink table properties NS.NAME --set k=v --remove k   (e.g. --set mink.group-tags=billing,etl-*)
   mink status [--leases]   (the facts the web console /ui shows: nodes and their leases; per table
               partitions, files, last commit, schema versions, dead letters)
   mink scan NS.NAME [--limit 20] [--format table|json|csv] [--columns a,b.c]   (--limit 0: all rows)
+              [--snapshot-id ID | --ref NAME | --as-of TIME]   (an older snapshot: by id, branch or tag
+              such as group.billing, or the one current at an RFC 3339 time or Unix milliseconds)
 
 Every flag has a MINK_* environment variable (MINK_POSTGRES_URL, MINK_KAFKA_BROKERS,
 MINK_LEASE_TTL, MINK_KAFKA_SASL_PASSWORD, …) and a key in an optional YAML file (--config;

@@ -30,6 +30,9 @@ type scanRequest struct {
 	limit   int64
 	format  string // table, json or csv
 	columns []string
+	// snapshot is the snapshot to read (--snapshot-id, --ref, --as-of);
+	// the zero selector reads the current one.
+	snapshot snapshotSelector
 }
 
 // scan runs `mink scan`: it loads the table through the node's Iceberg
@@ -51,6 +54,7 @@ func parseScan(args []string) (*scanRequest, error) {
 	format := fs.String("format", "table", "table, json or csv")
 	var columns listFlag
 	fs.Var(&columns, "columns", "columns to read, e.g. id,properties.mag,_kafka.offset (default all)")
+	selector := selectorFlags(fs)
 	var name string
 	if err := parse(fs, args, &name); err != nil {
 		return nil, err
@@ -63,12 +67,16 @@ func parseScan(args []string) (*scanRequest, error) {
 	default:
 		return nil, usagef("unknown --format %q (table, json or csv)", *format)
 	}
+	sel, err := selector()
+	if err != nil {
+		return nil, err
+	}
 	ns, tname, err := splitTableName(name)
 	if err != nil {
 		return nil, err
 	}
 	return &scanRequest{catalog: admin.url, credential: admin.cred(), name: name, namespace: ns, table: tname,
-		limit: *limit, format: *format, columns: columns}, nil
+		limit: *limit, format: *format, columns: columns, snapshot: sel}, nil
 }
 
 // splitTableName splits "NS.NAME" at its last dot (NS may have several
@@ -99,6 +107,16 @@ func (q *scanRequest) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return fmt.Errorf("load %s: %w", q.name, err)
 	}
 	var opts []table.ScanOption
+	snap, err := q.snapshot.pick(tbl)
+	if err != nil {
+		return fmt.Errorf("scan %s: %w", q.name, err)
+	}
+	if snap != nil {
+		opts = append(opts, table.WithSnapshotID(snap.SnapshotID))
+		// Which snapshot --as-of picked is not evident: say it (stderr,
+		// so that the rows stay what --format promises).
+		fmt.Fprintf(stderr, "mink scan: reading snapshot %d of %s\n", snap.SnapshotID, msText(snap.TimestampMs))
+	}
 	if len(q.columns) > 0 {
 		opts = append(opts, table.WithSelectedFields(q.columns...))
 	}

@@ -128,7 +128,8 @@ func printProgress(w io.Writer, t *admin.TablePartitions, topic, writer string, 
 }
 
 // printTableStatus prints a table's writer and partitions (printProgress),
-// then its data files, last commit, schema versions and dead letters, the
+// then its data files, last commit, history and refs (printHistory),
+// schema versions and dead letters, the
 // JSON fields its records had that match no column (count and examples)
 // and the writer schemas it met (`mink status`, `mink table status`).
 // Times are shown relative to now.
@@ -143,6 +144,9 @@ func printTableStatus(w io.Writer, st *admin.TableStatus, now time.Time) error {
 	}
 	fmt.Fprintf(w, "files: %d, %s (%d bytes)\n", st.Files.Count, readable.Bytes(st.Files.Bytes), st.Files.Bytes)
 	fmt.Fprintf(w, "last commit: %s\n", commitText(st.LastCommit, now))
+	if err := printHistory(w, &st.History, now); err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "schema: version %d (%d versions)\n", st.SchemaID, st.SchemaVersions)
 	if _, err := fmt.Fprintf(w, "dead letters: %d (mink scan '%s~dlq')\n", st.DeadLetters, st.Table); err != nil {
 		return err
@@ -178,6 +182,34 @@ func printTableStatus(w io.Writer, st *admin.TableStatus, now time.Time) error {
 		rows[i] = []string{ws.Role, id, holds}
 	}
 	return printTable(w, "  ", []string{"ROLE", "REGISTRY ID", "TABLE SCHEMA"}, rows)
+}
+
+// printHistory prints how far back a table's history reaches and its
+// refs other than main: "history: 12 snapshots, oldest 2026-…Z (5m ago)"
+// (the earliest time mink scan --as-of reaches), then one line per tag
+// with its snapshot, time and record count.
+func printHistory(w io.Writer, h *admin.HistoryStatus, now time.Time) error {
+	if h.OldestAt == nil {
+		_, err := fmt.Fprintln(w, "history: none yet")
+		return err
+	}
+	fmt.Fprintf(w, "history: %s, oldest %s (%s): the earliest mink scan --as-of reaches\n",
+		plural(h.Snapshots, "1 snapshot", readable.Count(h.Snapshots)+" snapshots"), msText(h.OldestAt.UnixMilli()), readable.Ago(*h.OldestAt, now))
+	if len(h.Refs) == 0 {
+		_, err := fmt.Fprintln(w, "refs: main only")
+		return err
+	}
+	fmt.Fprintln(w, "refs besides main (mink scan --ref NAME):")
+	rows := make([][]string, len(h.Refs))
+	for i, r := range h.Refs {
+		records := "-"
+		if r.Records != nil {
+			records = readable.Count(*r.Records)
+		}
+		rows[i] = []string{r.Name, r.Type, strconv.FormatInt(r.SnapshotID, 10),
+			msText(r.Timestamp.UnixMilli()) + " (" + readable.Ago(r.Timestamp, now) + ")", records}
+	}
+	return printTable(w, "  ", []string{"REF", "TYPE", "SNAPSHOT", "TIME", "RECORDS"}, rows)
 }
 
 // commitText describes a table's last commit: "snapshot 123 (sequence
