@@ -193,17 +193,14 @@ func (h *Handler) planTableScan(w http.ResponseWriter, r *http.Request) {
 			"plan one snapshot with snapshot-id, or plan on the client"))
 		return
 	}
-	committed, err := h.store.loadTable(r.Context(), ns, name)
-	if errors.Is(err, errNoTable) {
-		err = noSuchTable(ns, name)
-	}
-	if err != nil {
-		h.writeError(w, r, err, logAttrs(ns, name)...)
+	committed, ok := h.loadCommitted(w, r, ns, name)
+	if !ok {
 		return
 	}
 	t := committed
 	if req.SnapshotID == nil {
 		// Plan what a load would answer: every record acknowledged before.
+		var err error
 		if t, err = h.cfg.Loader.LoadTable(r.Context(), committed); err != nil {
 			h.writeError(w, r, fmt.Errorf("load table: %w", err), logAttrs(ns, name)...)
 			return
@@ -419,12 +416,8 @@ func (h *Handler) planOf(w http.ResponseWriter, r *http.Request, s, typ string) 
 		h.writeError(w, r, noSuchTable(ns, name))
 		return Table{}, nil, nil, false
 	}
-	t, err := h.store.loadTable(r.Context(), ns, name)
-	if errors.Is(err, errNoTable) {
-		err = noSuchTable(ns, name)
-	}
-	if err != nil {
-		h.writeError(w, r, err, logAttrs(ns, name)...)
+	t, ok := h.loadCommitted(w, r, ns, name)
+	if !ok {
 		return Table{}, nil, nil, false
 	}
 	spec, ok := decodePlanSpec(s)

@@ -58,6 +58,21 @@ func (h *Handler) tableExists(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// loadCommitted returns the table ns.name as committed (store.loadTable),
+// or writes the error and returns false: 404 NoSuchTableException when
+// there is none.
+func (h *Handler) loadCommitted(w http.ResponseWriter, r *http.Request, ns []string, name string) (Table, bool) {
+	t, err := h.store.loadTable(r.Context(), ns, name)
+	if errors.Is(err, errNoTable) {
+		err = noSuchTable(ns, name)
+	}
+	if err != nil {
+		h.writeError(w, r, err, logAttrs(ns, name)...)
+		return Table{}, false
+	}
+	return t, true
+}
+
 // loadTable answers GET /v1/namespaces/{namespace}/tables/{table} with the
 // spec's LoadTableResult: the metadata location, the metadata JSON as
 // stored (verbatim, so it matches the file the S3 API serves byte for
@@ -82,12 +97,8 @@ func (h *Handler) loadTable(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	committed, err := h.store.loadTable(r.Context(), ns, name)
-	if errors.Is(err, errNoTable) {
-		err = noSuchTable(ns, name)
-	}
-	if err != nil {
-		h.writeError(w, r, err, logAttrs(ns, name)...)
+	committed, ok := h.loadCommitted(w, r, ns, name)
+	if !ok {
 		return
 	}
 	t, err := h.cfg.Loader.LoadTable(r.Context(), committed)
