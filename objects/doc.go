@@ -66,7 +66,9 @@
 // node), a metadata file's is its created_at. Errors are S3 XML documents
 // (NoSuchKey, NoSuchBucket, MethodNotAllowed, InvalidRange, InternalError,
 // SlowDown); a rebuild whose checksum differs from the recorded one is
-// never served and answers 500 InternalError.
+// never served and answers 500 InternalError. No error's request id,
+// nor the message of a read's failure, holds "301", which older
+// gocloud.dev S3 clients take for a missing bucket (newRequestID).
 //
 // # Access
 //

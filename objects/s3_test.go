@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/objects"
 )
 
 // s3FS is iceberg-go's S3 FileIO (the AWS SDK) pointed at n.
@@ -99,6 +100,37 @@ func TestIcebergS3Client(t *testing.T) {
 	require.True(t, errors.Is(err, fs.ErrNotExist), "got %v", err)
 
 	require.EqualValues(t, 2, b.calls.Load(), "one build for the data file, one for the missing key")
+}
+
+// TestS3ErrorsNotReadAsMissing: iceberg-go's S3 client (gocloud.dev
+// s3blob before v0.47) takes any error whose text holds "301" for a
+// missing bucket, fs.ErrNotExist (google/go-cloud#3746). The error of a
+// file that exists must never read so: the request id in that text never
+// holds "301" (without that, about one error in 290 did, so one of 3,000
+// opens), nor does the message of a failed build (its cause, which may
+// name offsets such as the 301 of this key, stays in the log).
+func TestS3ErrorsNotReadAsMissing(t *testing.T) {
+	t.Setenv("AWS_MAX_ATTEMPTS", "1") // one request per open: a 500 is not retried
+	pool, _ := pgtest.Pool(t)
+	b := newFakeBuilder()
+	stale, broken := dataKey(0, 0), dataKey(0, 301)
+	b.fail(stale, objects.ErrChecksumMismatch)
+	b.fail(broken, errors.New("kafka: no leader"))
+	n := startNode(t, "a", pool, b, nil, nil)
+	fsys := s3FS(t, n)
+
+	for i := 0; i < 3000; i++ {
+		_, err := fsys.Open("s3://mink/" + stale)
+		require.Error(t, err)
+		require.False(t, errors.Is(err, fs.ErrNotExist), "open %d: %v", i, err)
+		require.Contains(t, err.Error(), "StatusCode: 500", "open %d", i)
+		require.Contains(t, err.Error(), "api error InternalError: The rebuilt data file differs")
+	}
+	_, err := fsys.Open("s3://mink/" + broken)
+	require.Error(t, err)
+	require.False(t, errors.Is(err, fs.ErrNotExist), "%v", err)
+	require.Contains(t, err.Error(), "StatusCode: 500")
+	require.NotContains(t, err.Error(), "no leader", "the cause is logged, not sent")
 }
 
 // TestRawHTTP checks each Range form, HEAD, conditionals and the S3 errors.

@@ -521,9 +521,12 @@ func (s *Server) buildError(w http.ResponseWriter, r *http.Request, key string, 
 		s.writeError(w, r, http.StatusServiceUnavailable, s3Error{Code: codeSlowDown,
 			Message: "PostgreSQL or Kafka is unavailable and this data file is not cached here; retry.", Key: key})
 	default:
-		s.log.Error("data file build failed", "key", key, "err", err)
+		// The cause goes to the log, under the request id the reader
+		// gets: its text (offsets, sizes) may hold "301", which older
+		// gocloud.dev readers take for a missing bucket (newRequestID).
+		s.log.Error("data file build failed", "key", key, "request_id", w.Header().Get("x-amz-request-id"), "err", err)
 		s.writeError(w, r, http.StatusInternalServerError, s3Error{Code: codeInternalError,
-			Message: fmt.Sprintf("Building the data file failed: %v", err), Key: key})
+			Message: "Building the data file failed; the node's log has the cause under this request id.", Key: key})
 	}
 }
 
