@@ -16,24 +16,27 @@
 // a producer's acknowledged record is below the last stable offset (for
 // read_committed, once its transaction commits), read before the head, and
 // the tail starts where the head's content ends, per partition, so there is
-// no gap and no overlap. Loads on several nodes at once serialize on the
-// table's row lock; a load that finds the table already extended past its
-// offsets commits nothing and answers the newer head.
+// no gap and no overlap. Loads of one table on one node extend it one at
+// a time: those that arrive while an extension runs share the next one
+// (group commit), so a burst of loads holds one Postgres connection per
+// table and node, not one per load. Loads on several nodes at once
+// serialize on the table's row lock; a load that finds the table already
+// extended past its offsets commits nothing and answers the newer head.
 package tail
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
 	"slices"
-	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
-	"golang.org/x/sync/singleflight"
 
 	"github.com/minkhq/mink/catalog"
 	"github.com/minkhq/mink/commit"
@@ -50,7 +53,9 @@ type Loader struct {
 	pool  *pgxpool.Pool
 	kafka *kafka.Client
 	cfg   Config
-	group singleflight.Group
+
+	mu      sync.Mutex
+	flights map[int64]*tableFlights // by table id
 
 	files     prometheus.Counter // tail files committed
 	built     prometheus.Counter // their bytes
@@ -64,7 +69,7 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Loader {
 	if cfg.Schemas == nil {
 		cfg.Schemas = schemas.NewStore(pool, nil)
 	}
-	l := &Loader{pool: pool, kafka: kc, cfg: cfg,
+	l := &Loader{pool: pool, kafka: kc, cfg: cfg, flights: map[int64]*tableFlights{},
 		files: prometheus.NewCounter(prometheus.CounterOpts{Name: "mink_tail_files_total",
 			Help: "Tail data files committed by zero-lag table loads."}),
 		built: prometheus.NewCounter(prometheus.CounterOpts{Name: "mink_tail_build_bytes_total",
@@ -137,18 +142,123 @@ func (l *Loader) LoadTable(ctx context.Context, committed catalog.Table) (catalo
 	}
 	out := committed
 	if tail := tailOf(h.Ends, offs); len(tail) > 0 {
-		// Loads of this node that see the same head and the same offsets
-		// share one commit.
-		v, err, _ := l.group.Do(fmt.Sprintf("%d|%s|%s", t.ID, h.MetadataLocation, tailKey(tail)), func() (any, error) {
-			return l.extend(context.WithoutCancel(ctx), h, offs)
-		})
-		if err != nil {
+		if h, err = l.extendShared(ctx, h, offs); err != nil {
 			return committed, pgstore.Unavailable(err)
 		}
-		h = v.(*commit.Head)
 	}
 	out.MetadataLocation, out.Metadata = h.MetadataLocation, h.Metadata
 	return out, nil
+}
+
+// flight is one extension of a table that loads of this node share. Its
+// offsets are, per partition, the newest its loads read (each read after
+// its load arrived), so its commit holds every record acknowledged before
+// any of them.
+type flight struct {
+	base *commit.Head
+	offs map[int32]kafka.Offsets
+	done chan struct{}
+	head *commit.Head // the head after it, when err is nil
+	err  error
+}
+
+// tableFlights are a table's extension on this node: the one running and
+// the one that loads arriving meanwhile join, which starts when it ends.
+type tableFlights struct {
+	running, next *flight
+}
+
+// covers says every partition of offs is at or below f's last stable
+// offset: f's commit holds what a load that read offs needs.
+func (f *flight) covers(offs map[int32]kafka.Offsets) bool {
+	for p, o := range offs {
+		if fo, ok := f.offs[p]; !ok || fo.LastStable < o.LastStable {
+			return false
+		}
+	}
+	return true
+}
+
+// extendShared extends the table of base to at least offs in a flight it
+// shares with this node's other loads of the table (group commit): the
+// running one when its offsets cover offs, else the next one, whose
+// offsets grow to cover those of each load that joins before it starts.
+// It returns the head after the flight; ctx ends only the wait (the
+// flight goes on for the loads that share it).
+func (l *Loader) extendShared(ctx context.Context, base *commit.Head, offs map[int32]kafka.Offsets) (*commit.Head, error) {
+	id := base.Table.ID
+	l.mu.Lock()
+	tf := l.flights[id]
+	if tf == nil {
+		tf = &tableFlights{}
+		l.flights[id] = tf
+	}
+	var f *flight
+	switch {
+	case tf.running != nil && tf.running.covers(offs):
+		f = tf.running
+	case tf.next != nil:
+		f = tf.next
+		if base.LastSequenceNumber > f.base.LastSequenceNumber {
+			f.base = base
+		}
+		for p, o := range offs {
+			fo := f.offs[p]
+			fo.LogStart, fo.LastStable, fo.HighWatermark = max(fo.LogStart, o.LogStart),
+				max(fo.LastStable, o.LastStable), max(fo.HighWatermark, o.HighWatermark)
+			f.offs[p] = fo
+		}
+	default:
+		f = &flight{base: base, offs: maps.Clone(offs), done: make(chan struct{})}
+		if tf.running == nil {
+			tf.running = f
+			go l.fly(id, f)
+		} else {
+			tf.next = f
+		}
+	}
+	l.mu.Unlock()
+	select {
+	case <-f.done:
+		return f.head, f.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// flyOne extends f's table to f's offsets. A flight that waited for
+// another reads the head again first: its loads read theirs before that
+// one committed, and most often it holds their records already.
+func (l *Loader) flyOne(ctx context.Context, f *flight, queued bool) (*commit.Head, error) {
+	base := f.base
+	if queued {
+		h, err := commit.Read(ctx, l.pool, base.Table, base.Source)
+		if err != nil {
+			return nil, err
+		}
+		if len(tailOf(h.Ends, f.offs)) == 0 {
+			return h, nil
+		}
+		base = h
+	}
+	return l.extend(ctx, base, f.offs)
+}
+
+// fly runs f, then the flight loads joined meanwhile, if any, until none
+// is left for the table.
+func (l *Loader) fly(id int64, f *flight) {
+	ctx := context.Background()
+	for queued := false; f != nil; queued = true {
+		f.head, f.err = l.flyOne(ctx, f, queued)
+		close(f.done)
+		l.mu.Lock()
+		tf := l.flights[id]
+		f, tf.running, tf.next = tf.next, tf.next, nil
+		if f == nil {
+			delete(l.flights, id)
+		}
+		l.mu.Unlock()
+	}
 }
 
 // addPartitions records the partitions Kafka has and the table does not
@@ -167,14 +277,6 @@ func (l *Loader) addPartitions(ctx context.Context, src *tables.Table, h *commit
 	}
 	l.cfg.Logger.Info("tail: the topic gained partitions", "table", src.FullName(), "partitions", len(starts))
 	return true, tables.AddPartitions(ctx, l.pool, src.ID, starts)
-}
-
-func tailKey(tail []tailRange) string {
-	parts := make([]string, len(tail))
-	for i, r := range tail {
-		parts[i] = fmt.Sprintf("%d:%d-%d", r.partition, r.start, r.end)
-	}
-	return strings.Join(parts, ",")
 }
 
 // plannedAttempts is how many times a load builds its tail files before it

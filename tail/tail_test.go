@@ -155,3 +155,74 @@ func TestLoadIncludesNewPartitions(t *testing.T) {
 	require.Equal(t, 3, parts)
 	require.Equal(t, 3, leases)
 }
+
+// Loads of one node share its extensions of a table (group commit): 32
+// loads at a time while a producer writes never have two of this node's
+// commits waiting for the table's row lock (without sharing, each load
+// with offsets of its own held a connection there), and each load's
+// snapshot holds every record acknowledged before it began.
+func TestLoadsOfOneNodeShareExtensions(t *testing.T) {
+	ctx := context.Background()
+	const partitions = 2
+	f := testkit.NewFixture(t, partitions, tables.Definition{Namespace: "n", Name: "s", Topic: "s", ValueFormat: "raw"})
+	pool, kc := f.Pool, f.Client
+	cl := f.Producer(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	var acked atomic.Int64
+	pctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; pctx.Err() == nil; i++ {
+			if cl.ProduceSync(ctx, &kgo.Record{Topic: "s", Partition: int32(i % partitions), Value: []byte(strconv.Itoa(i))}).FirstErr() == nil {
+				acked.Add(1)
+			}
+		}
+	}()
+
+	// Sessions waiting for a table's row lock (commit/sql/head_lock.sql).
+	var maxWaiting atomic.Int64
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for pctx.Err() == nil {
+			var n int64
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+				WHERE wait_event_type = 'Lock' AND query LIKE '-- Lock a table''s row%'`).Scan(&n); err == nil && n > maxWaiting.Load() {
+				maxWaiting.Store(n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+
+	l := tail.New(pool, kc, tail.Config{})
+	var loads atomic.Int64
+	var lwg sync.WaitGroup
+	deadline := time.Now().Add(2 * time.Second)
+	for range 32 {
+		lwg.Add(1)
+		go func() {
+			defer lwg.Done()
+			for time.Now().Before(deadline) {
+				before := acked.Load()
+				md := loadTable(t, f, l)
+				if before == 0 {
+					continue
+				}
+				total, err := strconv.ParseInt(md.CurrentSnapshot().Summary.Properties["total-records"], 10, 64)
+				require.NoError(t, err)
+				require.GreaterOrEqual(t, total, before, "a load holds every record acknowledged before it")
+				loads.Add(1)
+			}
+		}()
+	}
+	lwg.Wait()
+	stop()
+	wg.Wait()
+	require.Greater(t, loads.Load(), int64(30))
+	var commits int64
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM snapshots WHERE table_id = $1`, f.Table.ID).Scan(&commits))
+	require.Greater(t, commits, int64(5), "loads committed")
+	require.Less(t, commits, loads.Load()/2, "loads shared commits")
+	require.Zero(t, maxWaiting.Load(), "two commits of one node waited for the row lock")
+}
