@@ -72,3 +72,28 @@ func TestCollectKeepsTagFiles(t *testing.T) {
 	require.Equal(t, []string{"t/k/data/0/0-10-2.parquet"}, paths(`SELECT path FROM data_files WHERE table_id = $1 ORDER BY path`))
 	require.Equal(t, []string{"t/k/data/0/20-25-2.parquet"}, paths(`SELECT path FROM tail_files WHERE table_id = $1 ORDER BY path`))
 }
+
+// TestTagSnapshotsRemoveNoRowsOfMain: a tagged snapshot's operation is
+// its change against its parent (a delete when it cuts main's content),
+// but it is off main: the statistics duty's incremental merge does not
+// take it for rows removed from main; a delete of main still counts.
+func TestTagSnapshotsRemoveNoRowsOfMain(t *testing.T) {
+	ctx := context.Background()
+	f := testkit.NewFixture(t, 1, tables.Definition{Namespace: "t", Name: "r", Topic: "r", ValueFormat: "raw"})
+	pool, tbl := f.Pool, f.Table
+	for _, s := range []struct {
+		seq int64
+		op  string
+		ref any
+	}{{1, "append", nil}, {2, "delete", "group.a"}, {3, "overwrite", "group.b"}, {4, "append", nil}, {5, "delete", nil}} {
+		_, err := pool.Exec(ctx, `INSERT INTO snapshots (table_id, snapshot_id, sequence_number, operation, manifest_list, metadata_location, manifests, ref_name)
+		      VALUES ($1, $2, $2, $3, 's3://mink/t/r/metadata/l.avro', 'm', '{}', $4)`, tbl.ID, s.seq, s.op, s.ref)
+		require.NoError(t, err)
+	}
+	removed, err := writer.RowsRemovedSince(ctx, pool, tbl.ID, 1, 4)
+	require.NoError(t, err)
+	require.False(t, removed, "the tags' delete and overwrite are off main")
+	removed, err = writer.RowsRemovedSince(ctx, pool, tbl.ID, 1, 5)
+	require.NoError(t, err)
+	require.True(t, removed, "main's delete")
+}
