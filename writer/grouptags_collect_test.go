@@ -15,7 +15,9 @@ import (
 // TestCollectKeepsTagFiles: collection deletes the rows of removed data
 // files and tail files that no remaining snapshot lists, except those a
 // tagged snapshot lists (tag_files): a tag's reader can still have them
-// built (docs/design.md §4.8).
+// built (docs/design.md §4.8). A manifest of main's that a tag's snapshot
+// carries over (its row lists it) stays when main's snapshot goes; one
+// only the collected snapshot listed goes with its manifest list.
 func TestCollectKeepsTagFiles(t *testing.T) {
 	ctx := context.Background()
 	f := testkit.NewFixture(t, 1, tables.Definition{Namespace: "t", Name: "k", Topic: "k", ValueFormat: "raw"})
@@ -28,9 +30,14 @@ func TestCollectKeepsTagFiles(t *testing.T) {
 	// An expired snapshot to collect (collection deletes files only in a
 	// pass that collects snapshots), and the tag's live one.
 	exec(`INSERT INTO snapshots (table_id, snapshot_id, sequence_number, operation, manifest_list, metadata_location, manifests, expired_at)
-	      VALUES ($1, 1, 1, 'append', 's3://mink/t/k/metadata/l1.avro', 'm', '{}', now() - interval '1 hour')`, tbl.ID)
+	      VALUES ($1, 1, 1, 'append', 's3://mink/t/k/metadata/l1.avro', 'm', '{t/k/metadata/a-m0.avro,t/k/metadata/b-m0.avro}',
+	              now() - interval '1 hour')`, tbl.ID)
 	exec(`INSERT INTO snapshots (table_id, snapshot_id, sequence_number, operation, manifest_list, metadata_location, manifests, ref_name)
-	      VALUES ($1, 7, 7, 'append', 's3://mink/t/k/metadata/l7.avro', 'm', '{}', 'group.billing')`, tbl.ID)
+	      VALUES ($1, 7, 7, 'delete', 's3://mink/t/k/metadata/l7.avro', 'm', '{t/k/metadata/a-m0.avro,t/k/metadata/c-t0-m1.avro}',
+	              'group.billing')`, tbl.ID)
+	for _, key := range []string{"t/k/metadata/l1.avro", "t/k/metadata/a-m0.avro", "t/k/metadata/b-m0.avro", "t/k/metadata/l7.avro", "t/k/metadata/c-t0-m1.avro"} {
+		exec(`INSERT INTO metadata_files (path, table_id, content) VALUES ($1, $2, '\x00')`, key, tbl.ID)
+	}
 	// Files removed by a snapshot 9 that is gone: nothing protects them
 	// but tag_files.
 	for i, key := range []string{"t/k/data/0/0-10-2.parquet", "t/k/data/0/10-20-2.parquet"} {
@@ -71,6 +78,9 @@ func TestCollectKeepsTagFiles(t *testing.T) {
 	}
 	require.Equal(t, []string{"t/k/data/0/0-10-2.parquet"}, paths(`SELECT path FROM data_files WHERE table_id = $1 ORDER BY path`))
 	require.Equal(t, []string{"t/k/data/0/20-25-2.parquet"}, paths(`SELECT path FROM tail_files WHERE table_id = $1 ORDER BY path`))
+	require.Equal(t, []string{"t/k/metadata/a-m0.avro", "t/k/metadata/c-t0-m1.avro", "t/k/metadata/l7.avro"},
+		paths(`SELECT path FROM metadata_files WHERE table_id = $1 AND path LIKE '%.avro' ORDER BY path`),
+		"main's manifest the tag carries over stays; b-m0 and l1 go")
 }
 
 // TestTagSnapshotsRemoveNoRowsOfMain: a tagged snapshot's operation is
