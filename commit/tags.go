@@ -32,7 +32,9 @@ type TagFile struct {
 
 // StoreTags makes res (icebergmeta.SetTags on h) the head of h's table in
 // tx, which holds the row lock (Lock), for the writer of lease: a row per
-// tagged snapshot (ref_name, with the lease the fencing trigger checks)
+// tagged snapshot (ref_name, its operation against its parent, its
+// manifests: new and the parent's it carries over, so that collection keeps
+// those while it lists them; with the lease the fencing trigger checks)
 // with the files it lists (files, by tag name), the snapshots res removed
 // marked expired, the metadata files, and the swap of the metadata
 // location with the new last sequence number; the current snapshot does
@@ -48,7 +50,7 @@ func StoreTags(ctx context.Context, tx pgx.Tx, h *Head, lease cluster.Lease, res
 		}
 		if _, err := tx.Exec(ctx, tagSnapshotInsertSQL, h.Table.ID, s.SnapshotID, s.ParentID, s.SequenceNumber,
 			s.ManifestList, res.MetadataLocation, lease.Scope, lease.Holder, lease.Epoch, manifests, s.Name,
-			s.TimestampMs, s.TotalRecords); err != nil {
+			s.TimestampMs, s.TotalRecords, string(s.Operation)); err != nil {
 			return pgstore.Fenced(err)
 		}
 		fs := files[s.Name]

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
@@ -141,8 +142,8 @@ func checkGroupTag(t *testing.T, cat *rest.Catalog, want string, cut map[int32]i
 
 	// Server-side planning of the tag (off main: from its manifests) lists
 	// the files iceberg-go's own planning does.
-	planned := func(mode table.ScanPlanningMode) []string {
-		tasks, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID), table.WithScanPlanningMode(mode)).PlanFiles(ctx)
+	plannedAt := func(id int64, mode table.ScanPlanningMode) []string {
+		tasks, err := tbl.Scan(table.WithSnapshotID(id), table.WithScanPlanningMode(mode)).PlanFiles(ctx)
 		require.NoError(t, err)
 		var paths []string
 		for _, task := range tasks {
@@ -151,9 +152,55 @@ func checkGroupTag(t *testing.T, cat *rest.Catalog, want string, cut map[int32]i
 		slices.Sort(paths)
 		return paths
 	}
-	local := planned(table.ScanPlanningLocal)
+	local := plannedAt(snap.SnapshotID, table.ScanPlanningLocal)
 	require.NotEmpty(t, local)
-	require.Equal(t, local, planned(table.ScanPlanningRemote), "the tag planned by the server")
+	require.Equal(t, local, plannedAt(snap.SnapshotID, table.ScanPlanningRemote), "the tag planned by the server")
+
+	// The snapshot is its change against its parent: it ADDs exactly its
+	// files the parent lacks and DELETEs the parent's it lacks, so an
+	// incremental read from the parent returns only the rows it adds; its
+	// operation and summary say so.
+	parent := plannedAt(*snap.ParentSnapshotID, table.ScanPlanningLocal)
+	fsys, err := tbl.FS(ctx)
+	require.NoError(t, err)
+	mans, err := snap.Manifests(fsys)
+	require.NoError(t, err)
+	var added, deleted []string
+	var addedRecords int64
+	for _, m := range mans {
+		for e, err := range m.Entries(fsys, false) {
+			require.NoError(t, err)
+			if e.SnapshotID() != snap.SnapshotID {
+				continue
+			}
+			switch e.Status() {
+			case iceberg.EntryStatusADDED:
+				added, addedRecords = append(added, e.DataFile().FilePath()), addedRecords+e.DataFile().Count()
+			case iceberg.EntryStatusDELETED:
+				deleted = append(deleted, e.DataFile().FilePath())
+			}
+		}
+	}
+	minus := func(a, b []string) []string {
+		var out []string
+		for _, p := range a {
+			if !slices.Contains(b, p) {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	slices.Sort(added)
+	slices.Sort(deleted)
+	require.Equal(t, minus(local, parent), added, "added: the tag's files its parent lacks")
+	require.Equal(t, minus(parent, local), deleted, "deleted: the parent's files the tag lacks")
+	op := map[[2]bool]table.Operation{{false, false}: table.OpReplace, {true, false}: table.OpAppend,
+		{false, true}: table.OpDelete, {true, true}: table.OpOverwrite}[[2]bool{len(added) > 0, len(deleted) > 0}]
+	require.Equal(t, op, snap.Summary.Operation)
+	if len(added) > 0 {
+		require.Equal(t, fmt.Sprint(addedRecords), snap.Summary.Properties["added-records"])
+	}
+	t.Logf("tag snapshot: %s, %d files added, %d deleted", op, len(added), len(deleted))
 
 	at, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID)).ToArrowTable(ctx)
 	require.NoError(t, err)
@@ -180,6 +227,7 @@ func checkGroupTag(t *testing.T, cat *rest.Catalog, want string, cut map[int32]i
 		require.Equal(t, exp, got[p], "partition %d: exactly the records below %d", p, end)
 	}
 	require.Len(t, got, countNonZero(cut), "no other partition")
+	require.Equal(t, fmt.Sprint(at.NumRows()), snap.Summary.Properties["total-records"], "the totals are the tag's")
 	return snap.SnapshotID
 }
 

@@ -12,7 +12,8 @@
 //	<location>/metadata/<uuid>-m0.avro                  a commit: the manifest of the added files
 //	<location>/metadata/<uuid>-m<N>.avro                Append: merged (m1); Rewrite: rewritten (from m1)
 //	<location>/metadata/snap-<snapshot id>-1-<uuid>.avro a commit: the manifest list
-//	<location>/metadata/<uuid>-t<N>.avro                SetTags: the manifest of its Nth tag
+//	<location>/metadata/<uuid>-t<N>.avro                SetTags: the manifest of its Nth tag's added files
+//	<location>/metadata/<uuid>-t<N>-m<M>.avro           SetTags: its Nth tag's rewritten ones (from m1)
 //
 // where <uuid> is the commit's UUID (AppendInput.CommitUUID) for the files of
 // one commit, and a commit is Append, Rewrite or SetTags. Manifests and manifest lists are Avro object container files

@@ -226,18 +226,29 @@ func planRewrite(spec iceberg.PartitionSpec, snapshotID, parentID int64, parents
 	return p, nil
 }
 
-// writeRewrite writes the manifests of p, the added one as m0 and the
-// rewritten ones as m1, m2, … in list order, and finishes the commit: the
-// list holds m0 first, then the parent's manifests in their order, each
-// rewritten one in its parent's place.
+// writeRewrite writes the manifests of p (writeRewriteManifests, named
+// m0, m1, …) and finishes the commit.
 func (c *commit) writeRewrite(parentID *int64, p *rewritePlan, summary table.Summary) (*CommitResult, error) {
-	spec, schema := c.base.PartitionSpec(), c.base.CurrentSchema()
+	manifests, files, err := writeRewriteManifests(c.base.PartitionSpec(), c.base.CurrentSchema(), c.snapshotID, p, c.manifestLocation)
+	if err != nil {
+		return nil, err
+	}
+	return c.finish(parentID, summary, manifests, files)
+}
+
+// writeRewriteManifests writes the manifests of p, snapshot snapshotID's:
+// the added one at location(0) and the rewritten ones at location(1),
+// location(2), … in list order. It returns the manifests of the list, the
+// added one first, then the parent's in their order, each rewritten one in
+// its parent's place, and the files written.
+func writeRewriteManifests(spec iceberg.PartitionSpec, schema *iceberg.Schema, snapshotID int64, p *rewritePlan,
+	location func(n int) string) ([]iceberg.ManifestFile, []OutputFile, error) {
 	var files []OutputFile
 	var manifests []iceberg.ManifestFile
 	if len(p.added) > 0 {
-		m, file, err := writeManifest(c.manifestLocation(0), spec, schema, c.snapshotID, p.added)
+		m, file, err := writeManifest(location(0), spec, schema, snapshotID, p.added)
 		if err != nil {
-			return nil, fmt.Errorf("write manifest: %w", err)
+			return nil, nil, fmt.Errorf("write manifest: %w", err)
 		}
 		files, manifests = append(files, *file), append(manifests, m)
 	}
@@ -248,11 +259,11 @@ func (c *commit) writeRewrite(parentID *int64, p *rewritePlan, summary table.Sum
 			continue
 		}
 		rewritten++
-		m, file, err := writeManifest(c.manifestLocation(rewritten), spec, schema, c.snapshotID, mr.entries)
+		m, file, err := writeManifest(location(rewritten), spec, schema, snapshotID, mr.entries)
 		if err != nil {
-			return nil, fmt.Errorf("write manifest: %w", err)
+			return nil, nil, fmt.Errorf("write manifest: %w", err)
 		}
 		files, manifests = append(files, *file), append(manifests, m)
 	}
-	return c.finish(parentID, summary, manifests, files)
+	return manifests, files, nil
 }

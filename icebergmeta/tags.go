@@ -1,6 +1,7 @@
 package icebergmeta
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -14,15 +15,16 @@ import (
 
 // Tag is a tagged snapshot a SetTags commit adds: a snapshot outside
 // branch main that lists exactly Files, named by a tag ref (Iceberg spec,
-// "Snapshot References", type tag). Consumer-group tags, docs/design.md
-// §4.8.
+// "Snapshot References", type tag), written as a change against its parent
+// (see SetTags). Consumer-group tags, docs/design.md §4.8.
 type Tag struct {
 	// Name is the ref's name (e.g. "group.billing"); not "main".
 	Name string
 	// SnapshotID is the new snapshot's id (positive, unused in the table).
 	SnapshotID int64
-	// Files are every data file the snapshot lists (each path once), all
-	// written as ADDED entries of one new manifest; none is allowed.
+	// Files are every data file the snapshot lists (each path once); none
+	// is allowed. A file of the parent snapshot is listed as the parent
+	// lists it (its entry there), whatever else is given here.
 	Files []AddedFile
 	// Summary holds extra snapshot summary properties ("mink.…").
 	Summary map[string]string
@@ -41,6 +43,9 @@ type TagsInput struct {
 	Remove []string
 	// Now stamps the new snapshots (not earlier than last-updated-ms).
 	Now time.Time
+	// Read fetches the manifest list and manifests of main's current
+	// snapshot, the new snapshots' parent; needed when there is one.
+	Read ReadFunc
 	// CommitUUID names the commit's files; zero means a random one.
 	CommitUUID uuid.UUID
 }
@@ -51,12 +56,17 @@ type TagSnapshot struct {
 	SnapshotID     int64
 	ParentID       *int64
 	SequenceNumber int64
+	// Operation is the snapshot's operation against its parent: append,
+	// delete, overwrite or replace (see SetTags).
+	Operation table.Operation
 	// TimestampMs is the snapshot's timestamp-ms and TotalRecords its
 	// summary's total-records: the rows the tag reads.
 	TimestampMs  int64
 	TotalRecords int64
 	ManifestList string
-	Manifests    []string
+	// Manifests are the locations of the manifests its manifest list
+	// names, in list order: new ones and the parent's carried over.
+	Manifests []string
 }
 
 // TagsResult is what SetTags produced.
@@ -83,11 +93,26 @@ type TagsResult struct {
 // moved or removed tag named is removed from the metadata when no other ref
 // names it and it is not main's current snapshot or one of its ancestors.
 //
+// A tag's snapshot is an honest change against its parent, as Rewrite
+// writes one (planRewrite), so that incremental readers (an append scan
+// from the parent to the tag reads the ADDED entries of append snapshots)
+// see only what the tag changes: the parent's files it lists stay in the
+// parent's manifests (carried over, or rewritten with their entries
+// EXISTING, keeping snapshot id and sequence numbers), the parent's files
+// it does not list are DELETED entries of rewritten manifests
+// ("<uuid>-t<N>-m<M>.avro", M from 1), and its other files are ADDED
+// entries of a new manifest ("<uuid>-t<N>.avro"), N the tag's index in
+// in.Set. Its operation is "append" when it only adds, "delete" when it
+// only removes, "overwrite" when it does both and "replace" when it lists
+// exactly the parent's files (table data unchanged); its summary counts
+// the changes from the parent's (the totals are the tag's). Without a
+// current snapshot every file is ADDED and the operation is "append".
+//
 // Errors: a tag named "main" or empty, named twice or in both lists, a
 // removed tag that does not exist or is not a tag, a snapshot id that is
 // not positive or already in the table, a file listed twice, metadata that
-// does not parse.
-func SetTags(in TagsInput) (*TagsResult, error) {
+// does not parse, a nil in.Read with a current snapshot, a Read failure.
+func SetTags(ctx context.Context, in TagsInput) (*TagsResult, error) {
 	version, base, err := parseBase("tags", in.MetadataLocation, in.Metadata, in.Parsed)
 	if err != nil {
 		return nil, err
@@ -124,9 +149,20 @@ func SetTags(in TagsInput) (*TagsResult, error) {
 		return nil, err
 	}
 	var parentID *int64
-	if cur := base.CurrentSnapshot(); cur != nil {
-		p := cur.SnapshotID
+	var parents []parentManifest
+	parent := base.CurrentSnapshot()
+	if parent != nil && len(in.Set) > 0 {
+		p := parent.SnapshotID
 		parentID = &p
+		if parent.ManifestList == "" {
+			return nil, fmt.Errorf("icebergmeta: tags: parent snapshot %d has no manifest list", parent.SnapshotID)
+		}
+		if in.Read == nil {
+			return nil, fmt.Errorf("icebergmeta: tags: nil Read with a parent snapshot")
+		}
+		if parents, err = readParentManifests(ctx, in.Read, parent); err != nil {
+			return nil, fmt.Errorf("icebergmeta: tags: %w", err)
+		}
 	}
 	res := &TagsResult{}
 	seq := base.LastSequenceNumber()
@@ -137,30 +173,32 @@ func SetTags(in TagsInput) (*TagsResult, error) {
 			return nil, fmt.Errorf("icebergmeta: tags: snapshot id %d of %s is not positive or already in the table", tg.SnapshotID, tg.Name)
 		}
 		seq++
-		var changes fileChanges
-		entries, err := addedEntries(base.PartitionSpec(), tg.SnapshotID, tg.Files, nil, &changes)
+		plan, err := planTagSnapshot(base.PartitionSpec(), tg.SnapshotID, parentID, parents, tg.Files)
 		if err != nil {
 			return nil, fmt.Errorf("icebergmeta: tags: %s: %w", tg.Name, err)
 		}
-		var manifests []iceberg.ManifestFile
-		snap := TagSnapshot{Name: tg.Name, SnapshotID: tg.SnapshotID, ParentID: parentID, SequenceNumber: seq,
+		manifests, files, err := writeRewriteManifests(base.PartitionSpec(), base.CurrentSchema(), tg.SnapshotID, plan,
+			func(n int) string {
+				if n == 0 {
+					return fmt.Sprintf("%s/metadata/%s-t%d.avro", location, id, i)
+				}
+				return fmt.Sprintf("%s/metadata/%s-t%d-m%d.avro", location, id, i, n)
+			})
+		if err != nil {
+			return nil, fmt.Errorf("icebergmeta: tags: %s: %w", tg.Name, err)
+		}
+		res.Files = append(res.Files, files...)
+		snap := TagSnapshot{Name: tg.Name, SnapshotID: tg.SnapshotID, ParentID: parentID, SequenceNumber: seq, Operation: plan.op,
 			ManifestList: fmt.Sprintf("%s/metadata/snap-%d-1-%s.avro", location, tg.SnapshotID, id)}
-		if len(entries) > 0 {
-			loc := fmt.Sprintf("%s/metadata/%s-t%d.avro", location, id, i)
-			m, f, err := writeManifest(loc, base.PartitionSpec(), base.CurrentSchema(), tg.SnapshotID, entries)
-			if err != nil {
-				return nil, fmt.Errorf("icebergmeta: tags: %s: write manifest: %w", tg.Name, err)
-			}
-			manifests = append(manifests, m)
-			res.Files = append(res.Files, *f)
-			snap.Manifests = []string{loc}
+		for _, m := range manifests {
+			snap.Manifests = append(snap.Manifests, m.FilePath())
 		}
 		list, err := writeManifestList(snap.ManifestList, tg.SnapshotID, parentID, seq, manifests)
 		if err != nil {
 			return nil, fmt.Errorf("icebergmeta: tags: %s: write manifest list: %w", tg.Name, err)
 		}
 		res.Files = append(res.Files, *list)
-		summary := changes.summary(table.OpAppend, nil, tg.Summary)
+		summary := plan.changes.summary(plan.op, parentSummary(parent), tg.Summary)
 		snap.TimestampMs, snap.TotalRecords = ts, summary.Properties.GetInt64(summaryTotalRecords, 0)
 		if err := b.AddSnapshot(&table.Snapshot{SnapshotID: tg.SnapshotID, ParentSnapshotID: parentID, SequenceNumber: seq,
 			TimestampMs: ts, ManifestList: snap.ManifestList, Summary: &summary, SchemaID: &schemaID}); err != nil {
@@ -189,6 +227,60 @@ func SetTags(in TagsInput) (*TagsResult, error) {
 	res.MetadataUpdate = *upd
 	res.LastSequenceNumber = upd.Parsed.LastSequenceNumber()
 	return res, nil
+}
+
+// planTagSnapshot decides what snapshot snapshotID of a tag that lists
+// files holds against its parent parentID (nil for none), whose manifests
+// are parents: the parent's files not in files removed, files not in the
+// parent added (planRewrite), and the operation that says which (see
+// SetTags). Errors: a file listed twice, or as for planRewrite.
+func planTagSnapshot(spec iceberg.PartitionSpec, snapshotID int64, parentID *int64, parents []parentManifest,
+	files []AddedFile) (*rewritePlan, error) {
+	if parentID == nil {
+		p := &rewritePlan{op: table.OpAppend}
+		var err error
+		p.added, err = addedEntries(spec, snapshotID, files, nil, &p.changes)
+		return p, err
+	}
+	listed := make(map[string]struct{}, len(files))
+	for _, f := range files {
+		if _, dup := listed[f.Path]; dup {
+			return nil, fmt.Errorf("data file %s listed twice", f.Path)
+		}
+		listed[f.Path] = struct{}{}
+	}
+	inParent := map[string]struct{}{}
+	removed := map[string]struct{}{}
+	for _, m := range parents {
+		for _, e := range m.entries {
+			path := e.DataFile().FilePath()
+			inParent[path] = struct{}{}
+			if _, ok := listed[path]; !ok {
+				removed[path] = struct{}{}
+			}
+		}
+	}
+	var added []AddedFile
+	for _, f := range files {
+		if _, ok := inParent[f.Path]; !ok {
+			added = append(added, f)
+		}
+	}
+	p, err := planRewrite(spec, snapshotID, *parentID, parents, removed, added, false)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(removed) == 0 && len(added) == 0:
+		p.op = table.OpReplace
+	case len(removed) == 0:
+		p.op = table.OpAppend
+	case len(added) == 0:
+		p.op = table.OpDelete
+	default:
+		p.op = table.OpOverwrite
+	}
+	return p, nil
 }
 
 func tagNames(tags []Tag) []string {

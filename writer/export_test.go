@@ -18,3 +18,11 @@ func (w *Writer) ExpireBelowLogStart(ctx context.Context, l cluster.Lease, t *ta
 func (w *Writer) Collect(ctx context.Context, l cluster.Lease, t *tables.Table) error {
 	return w.collect(ctx, l, t)
 }
+
+// RowsRemovedSince runs rows_removed_since.sql: whether the snapshots of
+// table id after sequence number from up to to may have removed rows.
+func RowsRemovedSince(ctx context.Context, q tables.Querier, id, from, to int64) (bool, error) {
+	var removed bool
+	err := q.QueryRow(ctx, rowsRemovedSinceSQL, id, from, to).Scan(&removed)
+	return removed, err
+}

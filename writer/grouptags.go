@@ -169,8 +169,8 @@ func (w *Writer) groupTags(ctx context.Context, l cluster.Lease, t *tables.Table
 		// tag) meanwhile: remove only the tags still there.
 		cur := groupTagRefs(md)
 		rm := slices.DeleteFunc(slices.Clone(remove), func(n string) bool { return cur[n] == nil })
-		res, err := icebergmeta.SetTags(icebergmeta.TagsInput{Metadata: h.Metadata, MetadataLocation: h.MetadataLocation, Parsed: md,
-			Set: tags, Remove: rm, Now: h.Now})
+		res, err := icebergmeta.SetTags(ctx, icebergmeta.TagsInput{Metadata: h.Metadata, MetadataLocation: h.MetadataLocation, Parsed: md,
+			Set: tags, Remove: rm, Now: h.Now, Read: commit.Reader(tx)})
 		if err != nil {
 			return err
 		}

@@ -15,7 +15,9 @@ import (
 // TestCollectKeepsTagFiles: collection deletes the rows of removed data
 // files and tail files that no remaining snapshot lists, except those a
 // tagged snapshot lists (tag_files): a tag's reader can still have them
-// built (docs/design.md §4.8).
+// built (docs/design.md §4.8). A manifest of main's that a tag's snapshot
+// carries over (its row lists it) stays when main's snapshot goes; one
+// only the collected snapshot listed goes with its manifest list.
 func TestCollectKeepsTagFiles(t *testing.T) {
 	ctx := context.Background()
 	f := testkit.NewFixture(t, 1, tables.Definition{Namespace: "t", Name: "k", Topic: "k", ValueFormat: "raw"})
@@ -28,9 +30,14 @@ func TestCollectKeepsTagFiles(t *testing.T) {
 	// An expired snapshot to collect (collection deletes files only in a
 	// pass that collects snapshots), and the tag's live one.
 	exec(`INSERT INTO snapshots (table_id, snapshot_id, sequence_number, operation, manifest_list, metadata_location, manifests, expired_at)
-	      VALUES ($1, 1, 1, 'append', 's3://mink/t/k/metadata/l1.avro', 'm', '{}', now() - interval '1 hour')`, tbl.ID)
+	      VALUES ($1, 1, 1, 'append', 's3://mink/t/k/metadata/l1.avro', 'm', '{t/k/metadata/a-m0.avro,t/k/metadata/b-m0.avro}',
+	              now() - interval '1 hour')`, tbl.ID)
 	exec(`INSERT INTO snapshots (table_id, snapshot_id, sequence_number, operation, manifest_list, metadata_location, manifests, ref_name)
-	      VALUES ($1, 7, 7, 'append', 's3://mink/t/k/metadata/l7.avro', 'm', '{}', 'group.billing')`, tbl.ID)
+	      VALUES ($1, 7, 7, 'delete', 's3://mink/t/k/metadata/l7.avro', 'm', '{t/k/metadata/a-m0.avro,t/k/metadata/c-t0-m1.avro}',
+	              'group.billing')`, tbl.ID)
+	for _, key := range []string{"t/k/metadata/l1.avro", "t/k/metadata/a-m0.avro", "t/k/metadata/b-m0.avro", "t/k/metadata/l7.avro", "t/k/metadata/c-t0-m1.avro"} {
+		exec(`INSERT INTO metadata_files (path, table_id, content) VALUES ($1, $2, '\x00')`, key, tbl.ID)
+	}
 	// Files removed by a snapshot 9 that is gone: nothing protects them
 	// but tag_files.
 	for i, key := range []string{"t/k/data/0/0-10-2.parquet", "t/k/data/0/10-20-2.parquet"} {
@@ -71,4 +78,32 @@ func TestCollectKeepsTagFiles(t *testing.T) {
 	}
 	require.Equal(t, []string{"t/k/data/0/0-10-2.parquet"}, paths(`SELECT path FROM data_files WHERE table_id = $1 ORDER BY path`))
 	require.Equal(t, []string{"t/k/data/0/20-25-2.parquet"}, paths(`SELECT path FROM tail_files WHERE table_id = $1 ORDER BY path`))
+	require.Equal(t, []string{"t/k/metadata/a-m0.avro", "t/k/metadata/c-t0-m1.avro", "t/k/metadata/l7.avro"},
+		paths(`SELECT path FROM metadata_files WHERE table_id = $1 AND path LIKE '%.avro' ORDER BY path`),
+		"main's manifest the tag carries over stays; b-m0 and l1 go")
+}
+
+// TestTagSnapshotsRemoveNoRowsOfMain: a tagged snapshot's operation is
+// its change against its parent (a delete when it cuts main's content),
+// but it is off main: the statistics duty's incremental merge does not
+// take it for rows removed from main; a delete of main still counts.
+func TestTagSnapshotsRemoveNoRowsOfMain(t *testing.T) {
+	ctx := context.Background()
+	f := testkit.NewFixture(t, 1, tables.Definition{Namespace: "t", Name: "r", Topic: "r", ValueFormat: "raw"})
+	pool, tbl := f.Pool, f.Table
+	for _, s := range []struct {
+		seq int64
+		op  string
+		ref any
+	}{{1, "append", nil}, {2, "delete", "group.a"}, {3, "overwrite", "group.b"}, {4, "append", nil}, {5, "delete", nil}} {
+		_, err := pool.Exec(ctx, `INSERT INTO snapshots (table_id, snapshot_id, sequence_number, operation, manifest_list, metadata_location, manifests, ref_name)
+		      VALUES ($1, $2, $2, $3, 's3://mink/t/r/metadata/l.avro', 'm', '{}', $4)`, tbl.ID, s.seq, s.op, s.ref)
+		require.NoError(t, err)
+	}
+	removed, err := writer.RowsRemovedSince(ctx, pool, tbl.ID, 1, 4)
+	require.NoError(t, err)
+	require.False(t, removed, "the tags' delete and overwrite are off main")
+	removed, err = writer.RowsRemovedSince(ctx, pool, tbl.ID, 1, 5)
+	require.NoError(t, err)
+	require.True(t, removed, "main's delete")
 }
