@@ -208,3 +208,24 @@ func TestScanSelectorsCommandLineOnly(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, time.Date(2026, 1, 2, 14, 4, 5, 7e6, time.UTC).UnixMilli(), *req.snapshot.asOf)
 }
+
+// An empty selector is a flag error, not the current snapshot: a script's
+// `--as-of "$T"` with T unset must not silently read current data.
+func TestScanSelectorsEmptyValue(t *testing.T) {
+	for _, args := range [][]string{
+		{"scan", "ns.t", "--as-of="},
+		{"scan", "ns.t", "--as-of", ""},
+		{"scan", "ns.t", "--ref="},
+		{"scan", "ns.t", "--snapshot-id="},
+		{"scan", "ns.t", "--ref=group.a", "--as-of="},
+	} {
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, 2, Main(args, &stdout, &stderr), "%q", args)
+		require.Contains(t, stderr.String(), "needs a value, not an empty string", "%q", args)
+		require.Empty(t, stdout.String())
+	}
+	_, err := parseScan([]string{"ns.t", "--ref=", "--as-of=5"})
+	require.ErrorContains(t, err, "--ref needs a value")
+	_, err = parseScan([]string{"ns.t", "--ref=a", "--as-of=5"})
+	require.ErrorContains(t, err, "at most one of")
+}

@@ -40,13 +40,24 @@ func selectorFlags(fs *flag.FlagSet) func() (snapshotSelector, error) {
 		"picked from the snapshot-log as FOR TIMESTAMP AS OF does")
 	return func() (snapshotSelector, error) {
 		var sel snapshotSelector
-		given := 0
-		for _, f := range []*stringArg{&id, &ref, &asOf} {
-			if *f != "" {
-				given++
+		// A flag counts as given when it is on the command line, even
+		// with an empty value: `--as-of "$T"` with T unset must fail,
+		// not silently read the current snapshot.
+		var given []string
+		empty := ""
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "snapshot-id", "ref", "as-of":
+				given = append(given, f.Name)
+				if f.Value.String() == "" && empty == "" {
+					empty = f.Name
+				}
 			}
+		})
+		if empty != "" {
+			return sel, usagef("--%s needs a value, not an empty string (leave the flag out to read the current snapshot)", empty)
 		}
-		if given > 1 {
+		if len(given) > 1 {
 			return sel, usagef("give at most one of --snapshot-id, --ref and --as-of")
 		}
 		if v := string(id); v != "" {
