@@ -138,21 +138,38 @@ func (sel snapshotSelector) pick(tbl *table.Table) (*table.Snapshot, error) {
 	return nil, nil
 }
 
-// retainedText says how far back the table's history reaches: "; its
-// oldest retained snapshot (of 12) is from 2026-…Z", from the
-// snapshot-log (the times FOR TIMESTAMP AS OF can reach).
+// retainedText says, for an error, which snapshots the table's metadata
+// holds: "; main's history: 12 snapshots, the oldest from 2026-…Z; refs
+// besides main: group.billing". Main's count and oldest time are its
+// snapshot-log's (the times FOR TIMESTAMP AS OF can reach), as mink table
+// status counts them; the tags' snapshots are named by their refs.
 func retainedText(md table.Metadata) string {
-	n, oldest := 0, int64(0)
+	n, oldest := int64(0), int64(0)
 	for e := range md.SnapshotLogs() {
 		if n == 0 || e.TimestampMs < oldest {
 			oldest = e.TimestampMs
 		}
 		n++
 	}
-	if n == 0 {
-		return "; the table has no snapshot yet"
+	var refs []string
+	for name := range md.Refs() {
+		if name != table.MainBranch {
+			refs = append(refs, name)
+		}
 	}
-	return fmt.Sprintf("; its oldest retained snapshot (of %s) is from %s", thousands(int64(n)), msText(oldest))
+	slices.Sort(refs)
+	text := "; main's history: none yet"
+	if n > 0 {
+		text = fmt.Sprintf("; main's history: %s, the oldest from %s",
+			plural(n, "1 snapshot", thousands(n)+" snapshots"), msText(oldest))
+	}
+	switch {
+	case len(refs) > 0:
+		text += "; refs besides main: " + strings.Join(refs, ", ")
+	case n == 0:
+		text = "; the table has no snapshot yet"
+	}
+	return text
 }
 
 // msText prints Unix milliseconds as RFC 3339 in UTC.
