@@ -313,8 +313,8 @@ func TestTableHistory(t *testing.T) {
 }
 
 // A tag before main's first snapshot: the page says main has none and
-// lists the tag; the copy-paste command quotes a ' for the shell
-// ('\'') and the page escapes it for HTML.
+// lists the tag; the copy-paste command quotes a ' for the shell (close
+// the quote, an escaped quote, reopen) and the page escapes it for HTML.
 func TestTableHistoryTagOnly(t *testing.T) {
 	o := overview()
 	recs := int64(5)
