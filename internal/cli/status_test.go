@@ -182,3 +182,30 @@ func TestTableStatusKafkaUnreachable(t *testing.T) {
 	require.Equal(t, "  kafka unreachable: connection refused", lines[1])
 	require.Equal(t, []string{"0", "a", "2", "-", "-", "7", "5", "-", "-", "0.0"}, strings.Fields(lines[3]))
 }
+
+// A 404 of the admin API names the table asked for: its message ("table
+// not found") does not.
+func TestTableNotFoundNamed(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"error":"table not found"}`)
+	}))
+	defer srv.Close()
+	for _, args := range [][]string{
+		{"table", "status", "t.nope"}, {"table", "get", "t.nope"}, {"table", "delete", "t.nope"},
+		{"table", "properties", "t.nope", "--remove", "mink.group-tags"},
+	} {
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, 1, Main(append(args, "--admin", srv.URL), &stdout, &stderr), "%q", args)
+		require.Contains(t, stderr.String(), "table t.nope: 404 Not Found: table not found", "%q", args)
+	}
+}
+
+// `mink help table` says that table status shows the history and tags.
+func TestHelpTableStatus(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, Main([]string{"help", "table"}, &stdout, &stderr))
+	require.Contains(t, stdout.String(), "mink table status NS.NAME\n      Progress per partition, files, last commit, history")
+	require.Contains(t, stdout.String(), "the tags group.<name>")
+}
