@@ -29,7 +29,7 @@ const GroupTagPrefix = "group."
 
 // ParseGroupTags returns the patterns of a PropGroupTags value. Errors
 // wrap ErrInvalid and name the entry: an empty one, or a malformed one
-// (an unclosed '[', a trailing '\', the rune U+10FFFF).
+// (an unclosed '[', a trailing '\', U+0000).
 func ParseGroupTags(v string) ([]string, error) {
 	var out []string
 	for _, p := range strings.Split(v, ",") {
@@ -70,28 +70,32 @@ func MatchGroup(patterns []string, g string) bool {
 }
 
 // slashStandIn stands for '/' in the group ids and patterns matchGroup
-// hands to path.Match, whose '*' and '?' stop at '/'. It is the last
-// code point (a noncharacter): a pattern holding it is malformed, so no
-// class range of a valid pattern reaches it, and a group id holding it is
-// never matched (it would be taken for a '/').
-const slashStandIn = utf8.MaxRune
+// hands to path.Match, whose '*' and '?' stop at '/'. It is U+0000: one
+// byte (path.Match's '*' steps through bytes, and a '?' there can match
+// part of a longer rune), and never in a pattern (no property holds it),
+// so no class range of a pattern reaches it either.
+const slashStandIn = '\x00'
 
-// matchGroup is path.Match(pattern, g) with '/' an ordinary character:
-// '/' outside a class, escaped or not, becomes slashStandIn in both; a
-// class that holds '/' (alone or in a range) gets slashStandIn added, so
-// "[^/]" and "[!-~]" keep their meaning. The error is path.ErrBadPattern
-// (or says why the pattern holds slashStandIn).
+// matchGroup is path.Match(pattern, g) with '/' an ordinary character.
+// For a g holding '/', '/' outside a class, escaped or not, becomes
+// slashStandIn in both, and a class that holds '/' (alone or in a range)
+// gets slashStandIn added, so "[^/]" and "[!-~]" keep their meaning; a g
+// holding both '/' and U+0000 matches no pattern (its U+0000 would pass
+// for a '/'). A g without '/' is path.Match's own case. The error is
+// path.ErrBadPattern.
 func matchGroup(pattern, g string) (bool, error) {
 	if strings.ContainsRune(pattern, slashStandIn) {
-		return false, fmt.Errorf("%w: U+10FFFF may not occur in a pattern", path.ErrBadPattern)
+		return false, fmt.Errorf("%w: U+0000 may not occur in a pattern", path.ErrBadPattern)
 	}
 	p, err := standInSlash(pattern)
 	if err != nil {
 		return false, err
 	}
-	if strings.ContainsRune(g, slashStandIn) {
-		_, err := path.Match(p, "")
-		return false, err
+	switch {
+	case !strings.Contains(g, "/"):
+		return path.Match(pattern, g)
+	case strings.ContainsRune(g, slashStandIn):
+		return false, nil
 	}
 	return path.Match(p, strings.ReplaceAll(g, "/", string(slashStandIn)))
 }
