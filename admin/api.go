@@ -111,8 +111,10 @@ type TableStatus struct {
 // HistoryStatus is what a table's metadata keeps of its history
 // (docs/design.md §4.6, §4.8).
 type HistoryStatus struct {
-	// Snapshots is the number of snapshots in the table's metadata:
-	// main's retained ones (thinning, expiry) and the tags'.
+	// Snapshots is the number of main's retained snapshots (after
+	// thinning and expiry): its snapshot-log entries, what FOR TIMESTAMP
+	// AS OF (mink scan --as-of) picks from. The tags' snapshots are in
+	// Refs, not counted here.
 	Snapshots int64 `json:"snapshots"`
 	// OldestAt is the timestamp of main's oldest retained snapshot, its
 	// first snapshot-log entry: the earliest time FOR TIMESTAMP AS OF

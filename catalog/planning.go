@@ -62,14 +62,39 @@ const (
 // planRequest is the spec's PlanTableScanRequest.
 type planRequest struct {
 	SnapshotID        *int64          `json:"snapshot-id"`
-	Select            []string        `json:"select"`
+	Select            columnNames     `json:"select"`
 	Filter            json.RawMessage `json:"filter"`
 	CaseSensitive     *bool           `json:"case-sensitive"`
 	UseSnapshotSchema *bool           `json:"use-snapshot-schema"`
 	StartSnapshotID   *int64          `json:"start-snapshot-id"`
 	EndSnapshotID     *int64          `json:"end-snapshot-id"`
-	StatsFields       []string        `json:"stats-fields"`
+	StatsFields       columnNames     `json:"stats-fields"`
 	MinRowsRequested  *int64          `json:"min-rows-requested"`
+}
+
+// columnNames is a request's list of column names (select,
+// stats-fields). Every entry must be a JSON string: encoding/json would
+// decode a null entry as "", which then reads as a column named "".
+type columnNames []string
+
+func (c *columnNames) UnmarshalJSON(b []byte) error {
+	var raw []*string
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	if raw == nil {
+		*c = nil
+		return nil
+	}
+	out := make(columnNames, len(raw))
+	for i, s := range raw {
+		if s == nil {
+			return fmt.Errorf("select and stats-fields entries must be strings (column names), not null (entry %d)", i)
+		}
+		out[i] = *s
+	}
+	*c = out
+	return nil
 }
 
 // planSpec is everything a plan is a function of. It travels (JSON,

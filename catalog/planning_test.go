@@ -545,6 +545,17 @@ func TestPlanSelectUnknownColumn(t *testing.T) {
 			e.Message, c.body)
 	}
 
+	// A null entry is not a column named "": a 400 saying entries are
+	// strings.
+	for _, body := range []string{`{"select":[null]}`, `{"select":["value",null]}`, `{"stats-fields":[null]}`} {
+		rsp, b := post(t, url, body)
+		require.Equal(t, http.StatusBadRequest, rsp.StatusCode, "%s: %s", body, b)
+		require.Contains(t, string(b), "select and stats-fields entries must be strings (column names), not null", body)
+		require.NotContains(t, string(b), `\"\"`, body)
+	}
+	rsp, b := post(t, url, `{"select":null,"stats-fields":null}`)
+	require.Equal(t, http.StatusOK, rsp.StatusCode, "a null list is no list: %s", b)
+
 	ctx := context.Background()
 	cat, err := rest.NewCatalog(ctx, "mink", f.url)
 	require.NoError(t, err)

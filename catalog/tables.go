@@ -78,8 +78,11 @@ func (h *Handler) loadCommitted(w http.ResponseWriter, r *http.Request, ns []str
 // stored (verbatim, so it matches the file the S3 API serves byte for
 // byte), and the config that points the engine's S3 client at Mink.
 //
-// ?snapshots=refs is accepted and answered like all: Mink's tables keep
-// only the snapshots of their retention, all on the main branch's history.
+// ?snapshots=refs is accepted and answered like all, as the spec allows
+// (refs asks for at least the snapshots the refs name): the answer is the
+// stored metadata file, which holds main's retained history and each
+// tag's snapshot (docs/design.md §4.8), so it stays the file the S3 API
+// serves. Mink's retention already keeps that list short.
 func (h *Handler) loadTable(w http.ResponseWriter, r *http.Request) {
 	ns, name, ok := h.table(w, r)
 	if !ok {

@@ -30,6 +30,47 @@ func TestParseGroupTags(t *testing.T) {
 	require.Nil(t, (&tables.Table{}).GroupTags())
 }
 
+// TestGroupTagSlash: group ids are names, not paths: '*' and '?' match
+// '/', a '/' in a pattern (literal, escaped, in a class or a range)
+// matches a '/' of the id, and classes keep their meaning.
+func TestGroupTagSlash(t *testing.T) {
+	for _, c := range []struct {
+		pattern string
+		yes, no []string
+	}{
+		{"etl-*", []string{"etl-x/y", "etl-x/../y", "etl-/", "etl-"}, []string{"etl", "xetl-/"}},
+		{"team/*", []string{"team/orders", "team/", "team/a/b"}, []string{"team", "teams/orders", "team-orders"}},
+		{"*/orders", []string{"team/orders", "/orders", "a/b/orders"}, []string{"team-orders", "orders"}},
+		{"team?orders", []string{"team/orders", "team-orders"}, []string{"teamorders", "team//orders"}},
+		{`team\/orders`, []string{"team/orders"}, []string{"team-orders"}},
+		{"team[/]orders", []string{"team/orders"}, []string{"team-orders"}},
+		{"team[^/]orders", []string{"team-orders"}, []string{"team/orders"}},
+		{"team[!-~]orders", []string{"team/orders", "team-orders"}, []string{"team\u00e9orders"}},
+		{"team[^!-~]orders", []string{"team\u00e9orders"}, []string{"team/orders", "team-orders"}},
+		{"team[+-/]orders", []string{"team/orders", "team-orders", "team.orders"}, []string{"team0orders", "teamaorders"}},
+		{"team[/-9]orders", []string{"team/orders", "team5orders"}, []string{"team-orders", "teamaorders"}},
+		{"team[^a-z]orders", []string{"team/orders", "team-orders"}, []string{"teamxorders"}},
+		{"a*/*b", []string{"a/b", "ax/yb", "a/x/b"}, []string{"ab", "axb"}},
+		{"*", []string{"x/y", "/", "", "x\x00y", "x\U0010FFFFy/"}, []string{"x/\x00y"}},
+		// The stand-in for '/' is one byte: path.Match's '*' steps through
+		// bytes, and a '?' after it could match part of a longer rune.
+		{"a*??", []string{"a/b", "a//", "a/\u20ac/"}, []string{"a/", "a"}},
+	} {
+		ps, err := tables.ParseGroupTags(c.pattern)
+		require.NoError(t, err, c.pattern)
+		for _, g := range c.yes {
+			require.True(t, tables.MatchGroup(ps, g), "%q should match %q", c.pattern, g)
+		}
+		for _, g := range c.no {
+			require.False(t, tables.MatchGroup(ps, g), "%q should not match %q", c.pattern, g)
+		}
+	}
+	for _, v := range []string{"team[/", "team[/-]x", `team\`, "a\x00b", "[]a", "[a-]b"} {
+		_, err := tables.ParseGroupTags(v)
+		require.ErrorIs(t, err, tables.ErrInvalid, v)
+	}
+}
+
 // TestChangeable: the whitelist of properties a change may touch.
 func TestChangeable(t *testing.T) {
 	for _, k := range []string{"mink.group-tags", "write.target-file-size-bytes", "history.expire.max-snapshot-age-ms",

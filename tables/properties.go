@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -17,27 +18,28 @@ var tablePropertiesSetSQL string
 
 // PropGroupTags names the consumer groups whose committed offsets the
 // table's refs follow as tags "group.<name>" (docs/design.md §4.8):
-// comma-separated group names or glob patterns in path.Match syntax
-// ("billing,etl-*"). Blanks around an entry are ignored; an empty entry or
-// a malformed pattern is refused.
+// comma-separated group names or glob patterns ("billing,etl-*") in
+// path.Match syntax except that '*' and '?' match '/' too: group ids are
+// names, not paths ("etl-*" matches "etl-x/y"). Blanks around an entry are
+// ignored; an empty entry or a malformed pattern is refused.
 const PropGroupTags = "mink.group-tags"
 
 // GroupTagPrefix starts the name of every consumer-group tag.
 const GroupTagPrefix = "group."
 
 // ParseGroupTags returns the patterns of a PropGroupTags value. Errors
-// wrap ErrInvalid and name the entry: an empty one, or one path.Match
-// rejects (an unclosed '[', a trailing '\').
+// wrap ErrInvalid and name the entry: an empty one, or a malformed one
+// (an unclosed '[', a trailing '\', U+0000).
 func ParseGroupTags(v string) ([]string, error) {
 	var out []string
 	for _, p := range strings.Split(v, ",") {
 		p = strings.TrimSpace(p)
 		if p == "" {
-			return nil, fmt.Errorf("%w: property %s: empty group name in %q (comma-separated names or path.Match patterns, e.g. billing,etl-*)",
+			return nil, fmt.Errorf("%w: property %s: empty group name in %q (comma-separated names or glob patterns, e.g. billing,etl-*)",
 				ErrInvalid, PropGroupTags, v)
 		}
-		if _, err := path.Match(p, ""); err != nil {
-			return nil, fmt.Errorf("%w: property %s: %q is not a valid pattern (path.Match syntax: * ? [a-z] \\x): %w",
+		if _, err := matchGroup(p, ""); err != nil {
+			return nil, fmt.Errorf("%w: property %s: %q is not a valid pattern (* ? [a-z] [^a-z] \\x, where * and ? match any character, / too): %w",
 				ErrInvalid, PropGroupTags, p, err)
 		}
 		out = append(out, p)
@@ -56,14 +58,124 @@ func (t *Table) GroupTags() []string {
 	return ps
 }
 
-// MatchGroup reports whether consumer group g matches one of patterns.
+// MatchGroup reports whether consumer group g matches one of patterns
+// (PropGroupTags: '*' and '?' match any character, '/' included).
 func MatchGroup(patterns []string, g string) bool {
 	for _, p := range patterns {
-		if ok, _ := path.Match(p, g); ok {
+		if ok, _ := matchGroup(p, g); ok {
 			return true
 		}
 	}
 	return false
+}
+
+// slashStandIn stands for '/' in the group ids and patterns matchGroup
+// hands to path.Match, whose '*' and '?' stop at '/'. It is U+0000: one
+// byte (path.Match's '*' steps through bytes, and a '?' there can match
+// part of a longer rune), and never in a pattern (no property holds it),
+// so no class range of a pattern reaches it either.
+const slashStandIn = '\x00'
+
+// matchGroup is path.Match(pattern, g) with '/' an ordinary character.
+// For a g holding '/', '/' outside a class, escaped or not, becomes
+// slashStandIn in both, and a class that holds '/' (alone or in a range)
+// gets slashStandIn added, so "[^/]" and "[!-~]" keep their meaning; a g
+// holding both '/' and U+0000 matches no pattern (its U+0000 would pass
+// for a '/'). A g without '/' is path.Match's own case. The error is
+// path.ErrBadPattern.
+func matchGroup(pattern, g string) (bool, error) {
+	if strings.ContainsRune(pattern, slashStandIn) {
+		return false, fmt.Errorf("%w: U+0000 may not occur in a pattern", path.ErrBadPattern)
+	}
+	p, err := standInSlash(pattern)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case !strings.Contains(g, "/"):
+		return path.Match(pattern, g)
+	case strings.ContainsRune(g, slashStandIn):
+		return false, nil
+	}
+	return path.Match(p, strings.ReplaceAll(g, "/", string(slashStandIn)))
+}
+
+// standInSlash rewrites pattern for matchGroup: see there. It follows
+// path.Match's grammar and returns path.ErrBadPattern where that would.
+func standInSlash(pattern string) (string, error) {
+	var b strings.Builder
+	for i := 0; i < len(pattern); {
+		switch c := pattern[i]; c {
+		case '\\':
+			r, n := utf8.DecodeRuneInString(pattern[i+1:])
+			if n == 0 {
+				return "", path.ErrBadPattern
+			}
+			if r == '/' {
+				b.WriteString(`\` + string(slashStandIn))
+			} else {
+				b.WriteString(pattern[i : i+1+n])
+			}
+			i += 1 + n
+		case '/':
+			b.WriteRune(slashStandIn)
+			i++
+		case '[':
+			b.WriteByte('[')
+			i++
+			if i < len(pattern) && pattern[i] == '^' {
+				b.WriteByte('^')
+				i++
+			}
+			slash := false
+			for n := 0; ; n++ {
+				if i < len(pattern) && pattern[i] == ']' && n > 0 {
+					i++
+					break
+				}
+				start := i
+				lo, next, err := classRune(pattern, i)
+				if err != nil {
+					return "", err
+				}
+				hi := lo
+				if pattern[next] == '-' {
+					if hi, next, err = classRune(pattern, next+1); err != nil {
+						return "", err
+					}
+				}
+				// The range stays as written ('/' in it is harmless: the
+				// group id holds none); slashStandIn is added once.
+				slash = slash || lo <= '/' && '/' <= hi
+				b.WriteString(pattern[start:next])
+				i = next
+			}
+			if slash {
+				b.WriteRune(slashStandIn)
+			}
+			b.WriteByte(']')
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String(), nil
+}
+
+// classRune reads one rune of a class at pattern[i], escaped or not, as
+// path.Match's getEsc does, and returns it with the index after it.
+func classRune(pattern string, i int) (rune, int, error) {
+	if i >= len(pattern) || pattern[i] == '-' || pattern[i] == ']' {
+		return 0, 0, path.ErrBadPattern
+	}
+	if pattern[i] == '\\' {
+		i++
+	}
+	r, n := utf8.DecodeRuneInString(pattern[i:])
+	if n == 0 || r == utf8.RuneError && n == 1 || i+n >= len(pattern) {
+		return 0, 0, path.ErrBadPattern
+	}
+	return r, i + n, nil
 }
 
 // Changeable reports whether property k may be changed after create

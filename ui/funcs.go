@@ -3,6 +3,7 @@ package ui
 import (
 	"html/template"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/minkhq/mink/admin"
@@ -36,6 +37,10 @@ var funcs = template.FuncMap{
 	"iso":    func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	// isoMs is a snapshot's time as mink scan --as-of takes it.
 	"isoMs": func(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") },
+	// shellQuote quotes s as one POSIX shell word, for the commands the
+	// console shows to copy: 'it'\''s' for it's. The template still
+	// escapes the result for HTML.
+	"shellQuote": func(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" },
 	// tableURL is the path of a table's page, its name escaped as one
 	// path segment.
 	"tableURL": func(name string) string { return "/ui/tables/" + url.PathEscape(name) },

@@ -294,7 +294,7 @@ func TestTableHistory(t *testing.T) {
 	resp, body := testkit.Get(t, srv.URL+"/ui/tables/"+url.PathEscape("ns."+hostile))
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	page := string(body)
-	require.Contains(t, page, `<span id="history-snapshots">2,127</span> snapshots retained; time travel reaches back to <code id="history-oldest">2026-12-01T08:30:00.123Z</code> <span class="dim">(1h 30m ago)</span>`)
+	require.Contains(t, page, `<p id="history">main's history: <span id="history-snapshots">2,127</span> snapshots retained; time travel (<code>mink scan --as-of</code>) reaches back to <code id="history-oldest">2026-12-01T08:30:00.123Z</code> <span class="dim">(1h 30m ago)</span>`)
 	require.Contains(t, page, `<tr data-ref="group.billing">
   <td class="id">group.billing</td>
   <td>tag</td>
@@ -309,5 +309,26 @@ func TestTableHistory(t *testing.T) {
 	require.Contains(t, string(body), `<span id="history-snapshots">1</span> snapshot retained;`)
 	require.Contains(t, string(body), `main only: no tags (mink.group-tags)`)
 	_, body = testkit.Get(t, srv.URL+"/ui/tables/ns.fresh")
-	require.Contains(t, string(body), `<p id="history"><span class="dim">none yet</span></p>`)
+	require.Contains(t, string(body), `<p id="history">main's history: <span class="dim">none yet</span></p>`)
+}
+
+// A tag before main's first snapshot: the page says main has none and
+// lists the tag; the copy-paste command quotes a ' for the shell (close
+// the quote, an escaped quote, reopen) and the page escapes it for HTML.
+func TestTableHistoryTagOnly(t *testing.T) {
+	o := overview()
+	recs := int64(5)
+	o.Tables[0].Table = "t.trial"
+	o.Tables[0].History = admin.HistoryStatus{Refs: []admin.RefStatus{
+		{Name: "group.etl-it's", Type: "tag", SnapshotID: 42, Timestamp: o.Time.Add(-4 * time.Second), Records: &recs}}}
+	srv := httptest.NewServer(ui.New(fixed{o}, ui.Config{NodeID: "n1"}))
+	defer srv.Close()
+	resp, body := testkit.Get(t, srv.URL+"/ui/tables/t.trial")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	page := string(body)
+	require.Contains(t, page, `<p id="history">main's history: <span class="dim">none yet</span></p>`)
+	require.Contains(t, page, `<tr data-ref="group.etl-it&#39;s">`)
+	require.Contains(t, page, `<td><code>mink scan &#39;t.trial&#39; --ref &#39;group.etl-it&#39;\&#39;&#39;s&#39;</code></td>`)
+	require.Contains(t, page, `<td><code>mink scan &#39;t.trial~dlq&#39;</code></td>`)
+	require.NotContains(t, page, "main only: no tags")
 }

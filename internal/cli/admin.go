@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -68,13 +69,26 @@ func reachable(err error) error {
 	return err
 }
 
+// namedTable names table name in err when the node answered 404 (the
+// admin API's message, "table not found", does not say which one).
+func namedTable(name string, err error) error {
+	var se *admin.StatusError
+	if errors.As(err, &se) && se.Code == http.StatusNotFound {
+		return fmt.Errorf("table %s: %w", name, err)
+	}
+	return err
+}
+
 // tableUsage is `mink help table`.
 const tableUsage = `Usage of mink table:
   mink table create NS.NAME --topic T --value-format raw|string|json|avro|protobuf|json-schema
               [--key-format raw|string|avro|protobuf|json-schema] [--schema FILE | --infer]
               [--subject S] [--key-subject S] [--start earliest|latest] [--property k=v,…]
   mink table list | mink table get NS.NAME | mink table delete NS.NAME
-  mink table status NS.NAME   (progress, schema versions, unknown JSON fields, dead letters)
+  mink table status NS.NAME
+      Progress per partition, files, last commit, history (main's snapshots and the oldest:
+      how far back mink scan --as-of reaches) and the tags group.<name> (snapshot, time,
+      records: mink scan --ref), schema versions, unknown JSON fields, dead letters.
   mink table alter NS.NAME --schema FILE
       Evolve a json table's columns to take the Iceberg schema in FILE, by Iceberg's
       rules: new fields (at any depth, always optional), int→long, float→double, wider
@@ -142,7 +156,7 @@ func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		if name == "" {
 			return usagef("missing table name NS.NAME")
 		}
-		return reachable(tableCall(ctx, adminURL.client(), sub, name, stdout))
+		return reachable(namedTable(name, tableCall(ctx, adminURL.client(), sub, name, stdout)))
 	}
 	return usagef("unknown table command %q (create, list, get, status, delete, alter, repair or properties)", sub)
 }

@@ -61,9 +61,14 @@ func propertiesCmd(ctx context.Context, fs *flag.FlagSet, adminURL *target, args
 	}
 	t, err := adminURL.client().SetProperties(ctx, name, change)
 	if err != nil {
-		return reachable(err)
+		return reachable(namedTable(name, err))
 	}
-	fmt.Fprintf(stdout, "changed the properties of %s:\n", name)
+	if len(t.Properties) == 0 {
+		// Say so: a bare "…:" line reads as if the output were cut.
+		fmt.Fprintf(stdout, "changed the properties of %s: it has none now\n", name)
+		return nil
+	}
+	fmt.Fprintf(stdout, "changed the properties of %s, now:\n", name)
 	for _, k := range slices.Sorted(maps.Keys(t.Properties)) {
 		fmt.Fprintf(stdout, "  %s=%s\n", k, t.Properties[k])
 	}

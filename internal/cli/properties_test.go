@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"flag"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -45,4 +49,21 @@ func TestPropertyFlags(t *testing.T) {
 		_, _, err := parseProperties(fs, bad)
 		require.Error(t, err, "%v", bad)
 	}
+}
+
+// mink table properties prints the properties the table has after the
+// change, or says it has none.
+func TestPropertiesPrinted(t *testing.T) {
+	props := `{}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"namespace":"t","name":"tx","topic":"tx","value_format":"raw","properties":%s}`, props)
+	}))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, Main([]string{"table", "properties", "t.tx", "--remove", "mink.group-tags", "--admin", srv.URL}, &stdout, &stderr), stderr.String())
+	require.Equal(t, "changed the properties of t.tx: it has none now\n", stdout.String())
+	props = `{"mink.history.max-snapshots":"20","mink.group-tags":"a"}`
+	stdout.Reset()
+	require.Equal(t, 0, Main([]string{"table", "properties", "t.tx", "--set", "mink.group-tags=a", "--admin", srv.URL}, &stdout, &stderr), stderr.String())
+	require.Equal(t, "changed the properties of t.tx, now:\n  mink.group-tags=a\n  mink.history.max-snapshots=20\n", stdout.String())
 }

@@ -37,7 +37,7 @@ func alterCmd(ctx context.Context, fs *flag.FlagSet, adminURL *target, args []st
 	c := adminURL.client()
 	res, err := c.AlterTable(ctx, name, b)
 	if err != nil {
-		return reachable(err)
+		return reachable(namedTable(name, err))
 	}
 	if !res.Changed {
 		fmt.Fprintf(stdout, "%s already takes this schema (schema version %d): nothing changed\n", name, res.SchemaID)
@@ -76,7 +76,7 @@ func repairCmd(ctx context.Context, fs *flag.FlagSet, adminURL *target, args []s
 	for {
 		res, err := c.RepairTable(ctx, name, writer.RepairOptions{Limit: *batch, After: after})
 		if err != nil {
-			return reachable(err)
+			return reachable(namedTable(name, err))
 		}
 		if total < 0 {
 			total = res.Examined + res.Remaining

@@ -132,7 +132,9 @@ func TestScanTimeTravel(t *testing.T) {
 	// Errors: what the table has instead.
 	code, _, errOut = run("scan", "ns.tt", "--admin", n.URL(), "--as-of", "2000-01-01T00:00:00Z")
 	require.Equal(t, 1, code)
-	require.Contains(t, errOut, "mink scan: scan ns.tt: no such snapshot: no snapshot at or before 2000-01-01T00:00:00.000Z; its oldest retained snapshot (of ")
+	require.Contains(t, errOut, "mink scan: scan ns.tt: no such snapshot: no snapshot at or before 2000-01-01T00:00:00.000Z; main's history: ")
+	require.Contains(t, errOut, " snapshots, the oldest from ")
+	require.Contains(t, errOut, "; refs besides main: group.billing\n")
 	code, _, errOut = run("scan", "ns.tt", "--admin", n.URL(), "--ref", "group.nobody")
 	require.Equal(t, 1, code)
 	require.Equal(t, "mink scan: scan ns.tt: no such snapshot: no ref \"group.nobody\" in the table (its refs: group.billing, main)\n", errOut)
@@ -158,8 +160,11 @@ func TestScanTimeTravel(t *testing.T) {
 	var want, got2 admin.HistoryStatus
 	require.Eventually(t, func() bool {
 		md := load().Metadata()
-		want = admin.HistoryStatus{Snapshots: int64(len(md.Snapshots()))}
+		// Main's history only, as the --as-of error counts it: the
+		// tag's snapshot is a ref.
+		want = admin.HistoryStatus{}
 		for e := range md.SnapshotLogs() {
+			want.Snapshots++
 			if at := time.UnixMilli(e.TimestampMs).UTC(); want.OldestAt == nil || at.Before(*want.OldestAt) {
 				want.OldestAt = &at
 			}
@@ -183,7 +188,7 @@ func TestScanTimeTravel(t *testing.T) {
 
 	code, out, errOut := run("table", "status", "ns.tt", "--admin", n.URL())
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, out, fmt.Sprintf("\nhistory: %d snapshots, oldest %s (", got2.Snapshots, msText(got2.OldestAt.UnixMilli())))
+	require.Contains(t, out, fmt.Sprintf("\nmain's history: %d snapshots, oldest %s (", got2.Snapshots, msText(got2.OldestAt.UnixMilli())))
 	require.Contains(t, out, "\nrefs besides main (mink scan --ref NAME):\n")
 	var refLine []string
 	for _, l := range strings.Split(out, "\n") {
@@ -207,4 +212,59 @@ func TestScanSelectorsCommandLineOnly(t *testing.T) {
 	req, err = parseScan([]string{"ns.t", "--as-of", "2026-01-02T15:04:05.0079+01:00"})
 	require.NoError(t, err)
 	require.Equal(t, time.Date(2026, 1, 2, 14, 4, 5, 7e6, time.UTC).UnixMilli(), *req.snapshot.asOf)
+}
+
+// An empty selector is a flag error, not the current snapshot: a script's
+// `--as-of "$T"` with T unset must not silently read current data.
+func TestScanSelectorsEmptyValue(t *testing.T) {
+	for _, args := range [][]string{
+		{"scan", "ns.t", "--as-of="},
+		{"scan", "ns.t", "--as-of", ""},
+		{"scan", "ns.t", "--ref="},
+		{"scan", "ns.t", "--snapshot-id="},
+		{"scan", "ns.t", "--ref=group.a", "--as-of="},
+	} {
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, 2, Main(args, &stdout, &stderr), "%q", args)
+		require.Contains(t, stderr.String(), "needs a value, not an empty string", "%q", args)
+		require.Empty(t, stdout.String())
+	}
+	_, err := parseScan([]string{"ns.t", "--ref=", "--as-of=5"})
+	require.ErrorContains(t, err, "--ref needs a value")
+	_, err = parseScan([]string{"ns.t", "--ref=a", "--as-of=5"})
+	require.ErrorContains(t, err, "at most one of")
+}
+
+// A table whose only snapshot is a tag's (main has none yet): --ref reads
+// the tag, --snapshot-id finds its snapshot among all of them, and the
+// errors say main has none but name the tag, not "no snapshot yet".
+func TestScanSelectorTagBeforeMain(t *testing.T) {
+	md, err := table.ParseMetadataString(`{"format-version":2,"table-uuid":"9c12d441-03fe-4693-9a96-a0705ddf69c1",
+		"location":"s3://b/ns/t","last-sequence-number":1,"last-updated-ms":1767366245000,"last-column-id":1,
+		"schemas":[{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"v","required":false,"type":"string"}]}],
+		"current-schema-id":0,"partition-specs":[{"spec-id":0,"fields":[]}],"default-spec-id":0,"last-partition-id":999,
+		"sort-orders":[{"order-id":0,"fields":[]}],"default-sort-order-id":0,"properties":{},
+		"snapshots":[{"snapshot-id":42,"sequence-number":1,"timestamp-ms":1767366245000,"manifest-list":"s3://b/m.avro",
+			"summary":{"operation":"append"},"schema-id":0}],
+		"refs":{"group.billing":{"snapshot-id":42,"type":"tag"}},"snapshot-log":[],"metadata-log":[]}`)
+	require.NoError(t, err)
+	tbl := table.New(table.Identifier{"ns", "t"}, md, "s3://b/ns/t/metadata/1.json", nil, nil)
+	require.Nil(t, tbl.CurrentSnapshot(), "main has no snapshot")
+
+	id := int64(42)
+	s, err := snapshotSelector{snapshotID: &id}.pick(tbl)
+	require.NoError(t, err)
+	require.Equal(t, int64(42), s.SnapshotID)
+	s, err = snapshotSelector{ref: "group.billing"}.pick(tbl)
+	require.NoError(t, err)
+	require.Equal(t, int64(42), s.SnapshotID)
+
+	id = 7
+	_, err = snapshotSelector{snapshotID: &id}.pick(tbl)
+	require.EqualError(t, err, "no such snapshot: snapshot 7 is not in the table's metadata (expired, or never one of this table)"+
+		"; main's history: none yet; refs besides main: group.billing")
+	at := int64(1767366245000)
+	_, err = snapshotSelector{asOf: &at}.pick(tbl)
+	require.ErrorContains(t, err, "; main's history: none yet; refs besides main: group.billing")
+	require.NotContains(t, err.Error(), "no snapshot yet")
 }

@@ -184,18 +184,22 @@ func printTableStatus(w io.Writer, st *admin.TableStatus, now time.Time) error {
 	return printTable(w, "  ", []string{"ROLE", "REGISTRY ID", "TABLE SCHEMA"}, rows)
 }
 
-// printHistory prints how far back a table's history reaches and its
-// refs other than main: "history: 12 snapshots, oldest 2026-…Z (5m ago)"
-// (the earliest time mink scan --as-of reaches), then one line per tag
-// with its snapshot, time and record count.
+// printHistory prints how far back main's history reaches (its retained
+// snapshots, the oldest: what mink scan --as-of reaches) and the refs
+// besides main (the consumer-group tags), each with its snapshot, time and
+// records. Refs show even while main has no snapshot: a tag may come
+// first.
 func printHistory(w io.Writer, h *admin.HistoryStatus, now time.Time) error {
 	if h.OldestAt == nil {
-		_, err := fmt.Fprintln(w, "history: none yet")
-		return err
+		fmt.Fprintln(w, "main's history: none yet")
+	} else {
+		fmt.Fprintf(w, "main's history: %s, oldest %s (%s): the earliest mink scan --as-of reaches\n",
+			plural(h.Snapshots, "1 snapshot", readable.Count(h.Snapshots)+" snapshots"), msText(h.OldestAt.UnixMilli()), readable.Ago(*h.OldestAt, now))
 	}
-	fmt.Fprintf(w, "history: %s, oldest %s (%s): the earliest mink scan --as-of reaches\n",
-		plural(h.Snapshots, "1 snapshot", readable.Count(h.Snapshots)+" snapshots"), msText(h.OldestAt.UnixMilli()), readable.Ago(*h.OldestAt, now))
 	if len(h.Refs) == 0 {
+		if h.OldestAt == nil {
+			return nil
+		}
 		_, err := fmt.Fprintln(w, "refs: main only")
 		return err
 	}

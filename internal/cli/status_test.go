@@ -70,7 +70,7 @@ func TestStatusLeases(t *testing.T) {
 	require.Equal(t, []string{"1", "-", "5", "-", "0", "0", "0", "0", "0", "0.0"}, fields(12))
 	require.Equal(t, "files: 12, 3.0 MiB (3145728 bytes)", lines[13])
 	require.Equal(t, "last commit: snapshot 77 (sequence 4, append by writer a, 3s ago)", lines[14])
-	require.Equal(t, "history: none yet", lines[15])
+	require.Equal(t, "main's history: none yet", lines[15])
 	require.Equal(t, "schema: version 1 (2 versions)", lines[16])
 	require.Equal(t, "dead letters: 3 (mink scan 'ns.t~dlq')", lines[17])
 	require.Equal(t, []string{"/admin/v1/overview", "/admin/v1/leases"}, asked)
@@ -106,7 +106,7 @@ func TestTableStatus(t *testing.T) {
 	require.Equal(t, []string{"0", "a", "2", "-", "0", "2", "2", "2", "0", "0.5"}, strings.Fields(lines[2]))
 	require.Equal(t, "files: 0, 0 B (0 bytes)", lines[3])
 	require.Equal(t, "last commit: none yet", lines[4])
-	require.Equal(t, "history: none yet", lines[5])
+	require.Equal(t, "main's history: none yet", lines[5])
 	require.Equal(t, `dead letters: 1 (mink scan 'sap.orders~dlq')`, lines[7])
 	require.Equal(t, `unknown JSON fields: 2 (e.g. "vbeln", "aufnr")`, lines[8])
 
@@ -134,9 +134,9 @@ func TestTableStatusHistory(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, tableCmd(context.Background(), []string{"status", "--admin", srv.URL, "sap.orders"}, &out))
 	lines := strings.Split(out.String(), "\n")
-	i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "history: ") })
+	i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "main's history: ") })
 	require.Positive(t, i, out.String())
-	require.Equal(t, "history: 1,234 snapshots, oldest "+oldest.Format("2006-01-02T15:04:05.000Z")+
+	require.Equal(t, "main's history: 1,234 snapshots, oldest "+oldest.Format("2006-01-02T15:04:05.000Z")+
 		" (1h 30m ago): the earliest mink scan --as-of reaches", lines[i])
 	require.Equal(t, "refs besides main (mink scan --ref NAME):", lines[i+1])
 	require.Equal(t, []string{"REF", "TYPE", "SNAPSHOT", "TIME", "RECORDS"}, strings.Fields(lines[i+2]))
@@ -144,6 +144,28 @@ func TestTableStatusHistory(t *testing.T) {
 		strings.Fields(lines[i+3]))
 	require.Equal(t, "-", strings.Fields(lines[i+4])[7], "records unknown")
 	require.True(t, strings.HasPrefix(lines[i+5], "schema: "), lines[i+5])
+}
+
+// A tag may have a snapshot while main has none yet: mink table status
+// says so and still lists the tag.
+func TestTableStatusTagBeforeMain(t *testing.T) {
+	now := time.Now().UTC()
+	tagAt := now.Add(-4 * time.Second).Truncate(time.Millisecond)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"table":"sap.orders","topic":"orders","writer":null,"partitions":[],
+			"history":{"snapshots":0,"oldest_at":null,"refs":[
+			{"name":"group.billing","type":"tag","snapshot_id":77,"timestamp":%q,"records":5}]}}`, tagAt.Format(time.RFC3339Nano))
+	}))
+	defer srv.Close()
+	var out bytes.Buffer
+	require.NoError(t, tableCmd(context.Background(), []string{"status", "--admin", srv.URL, "sap.orders"}, &out))
+	lines := strings.Split(out.String(), "\n")
+	i := slices.Index(lines, "main's history: none yet")
+	require.Positive(t, i, out.String())
+	require.Equal(t, "refs besides main (mink scan --ref NAME):", lines[i+1])
+	require.Equal(t, []string{"group.billing", "tag", "77", tagAt.Format("2006-01-02T15:04:05.000Z"), "(4s", "ago)", "5"},
+		strings.Fields(lines[i+3]))
+	require.True(t, strings.HasPrefix(lines[i+4], "schema: "), lines[i+4])
 }
 
 // When Kafka could not be asked for a table's offsets (they come as 0),
@@ -159,4 +181,31 @@ func TestTableStatusKafkaUnreachable(t *testing.T) {
 	lines := strings.Split(out.String(), "\n")
 	require.Equal(t, "  kafka unreachable: connection refused", lines[1])
 	require.Equal(t, []string{"0", "a", "2", "-", "-", "7", "5", "-", "-", "0.0"}, strings.Fields(lines[3]))
+}
+
+// A 404 of the admin API names the table asked for: its message ("table
+// not found") does not.
+func TestTableNotFoundNamed(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"error":"table not found"}`)
+	}))
+	defer srv.Close()
+	for _, args := range [][]string{
+		{"table", "status", "t.nope"}, {"table", "get", "t.nope"}, {"table", "delete", "t.nope"},
+		{"table", "properties", "t.nope", "--remove", "mink.group-tags"},
+	} {
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, 1, Main(append(args, "--admin", srv.URL), &stdout, &stderr), "%q", args)
+		require.Contains(t, stderr.String(), "table t.nope: 404 Not Found: table not found", "%q", args)
+	}
+}
+
+// `mink help table` says that table status shows the history and tags.
+func TestHelpTableStatus(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, Main([]string{"help", "table"}, &stdout, &stderr))
+	require.Contains(t, stdout.String(), "mink table status NS.NAME\n      Progress per partition, files, last commit, history")
+	require.Contains(t, stdout.String(), "the tags group.<name>")
 }

@@ -40,13 +40,24 @@ func selectorFlags(fs *flag.FlagSet) func() (snapshotSelector, error) {
 		"picked from the snapshot-log as FOR TIMESTAMP AS OF does")
 	return func() (snapshotSelector, error) {
 		var sel snapshotSelector
-		given := 0
-		for _, f := range []*stringArg{&id, &ref, &asOf} {
-			if *f != "" {
-				given++
+		// A flag counts as given when it is on the command line, even
+		// with an empty value: `--as-of "$T"` with T unset must fail,
+		// not silently read the current snapshot.
+		var given []string
+		empty := ""
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "snapshot-id", "ref", "as-of":
+				given = append(given, f.Name)
+				if f.Value.String() == "" && empty == "" {
+					empty = f.Name
+				}
 			}
+		})
+		if empty != "" {
+			return sel, usagef("--%s needs a value, not an empty string (leave the flag out to read the current snapshot)", empty)
 		}
-		if given > 1 {
+		if len(given) > 1 {
 			return sel, usagef("give at most one of --snapshot-id, --ref and --as-of")
 		}
 		if v := string(id); v != "" {
@@ -127,21 +138,38 @@ func (sel snapshotSelector) pick(tbl *table.Table) (*table.Snapshot, error) {
 	return nil, nil
 }
 
-// retainedText says how far back the table's history reaches: "; its
-// oldest retained snapshot (of 12) is from 2026-…Z", from the
-// snapshot-log (the times FOR TIMESTAMP AS OF can reach).
+// retainedText says, for an error, which snapshots the table's metadata
+// holds: "; main's history: 12 snapshots, the oldest from 2026-…Z; refs
+// besides main: group.billing". Main's count and oldest time are its
+// snapshot-log's (the times FOR TIMESTAMP AS OF can reach), as mink table
+// status counts them; the tags' snapshots are named by their refs.
 func retainedText(md table.Metadata) string {
-	n, oldest := 0, int64(0)
+	n, oldest := int64(0), int64(0)
 	for e := range md.SnapshotLogs() {
 		if n == 0 || e.TimestampMs < oldest {
 			oldest = e.TimestampMs
 		}
 		n++
 	}
-	if n == 0 {
-		return "; the table has no snapshot yet"
+	var refs []string
+	for name := range md.Refs() {
+		if name != table.MainBranch {
+			refs = append(refs, name)
+		}
 	}
-	return fmt.Sprintf("; its oldest retained snapshot (of %s) is from %s", thousands(int64(n)), msText(oldest))
+	slices.Sort(refs)
+	text := "; main's history: none yet"
+	if n > 0 {
+		text = fmt.Sprintf("; main's history: %s, the oldest from %s",
+			plural(n, "1 snapshot", thousands(n)+" snapshots"), msText(oldest))
+	}
+	switch {
+	case len(refs) > 0:
+		text += "; refs besides main: " + strings.Join(refs, ", ")
+	case n == 0:
+		text = "; the table has no snapshot yet"
+	}
+	return text
 }
 
 // msText prints Unix milliseconds as RFC 3339 in UTC.
