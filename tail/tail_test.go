@@ -34,6 +34,29 @@ func loadTable(t *testing.T, f *testkit.Fixture, l *tail.Loader) table.Metadata 
 	return md
 }
 
+// produce writes records to the fixture's topic, round robin over its
+// partitions with a pause after each, until the returned stop, which
+// returns once the last write ended. The counter holds the records
+// acknowledged so far.
+func produce(t *testing.T, f *testkit.Fixture, partitions int32, pause time.Duration) (*atomic.Int64, func()) {
+	ctx := context.Background()
+	cl := f.Producer(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	var acked atomic.Int64
+	pctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; pctx.Err() == nil; i++ {
+			r := &kgo.Record{Topic: f.Table.Topic, Partition: int32(i) % partitions, Value: []byte(strconv.Itoa(i))}
+			if cl.ProduceSync(ctx, r).FirstErr() == nil {
+				acked.Add(1)
+			}
+			time.Sleep(pause)
+		}
+	}()
+	return &acked, func() { cancel(); <-done }
+}
+
 // Loads of six loaders (as on six nodes) race each other while a producer
 // writes: their commits form one chain of appends, one sequence number
 // each, and the tail files they committed tile each partition from 0 to its
@@ -45,20 +68,8 @@ func TestConcurrentLoadsFormOneChain(t *testing.T) {
 	f := testkit.NewFixture(t, partitions, tables.Definition{Namespace: "n", Name: "t", Topic: "t", ValueFormat: "raw"})
 	pool, kc := f.Pool, f.Client
 
-	cl := f.Producer(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	var produced atomic.Int64
-	pctx, stop := context.WithCancel(ctx)
+	produced, stopProducing := produce(t, f, partitions, time.Millisecond)
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; pctx.Err() == nil; i++ {
-			if cl.ProduceSync(ctx, &kgo.Record{Topic: "t", Partition: int32(i % partitions), Value: []byte(strconv.Itoa(i))}).FirstErr() == nil {
-				produced.Add(1)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}()
 
 	var handed sync.Map
 	deadline := time.Now().Add(3 * time.Second)
@@ -75,7 +86,7 @@ func TestConcurrentLoadsFormOneChain(t *testing.T) {
 		}()
 	}
 	time.Sleep(3 * time.Second)
-	stop()
+	stopProducing()
 	wg.Wait()
 
 	md := loadTable(t, f, tail.New(pool, kc, tail.Config{}))
@@ -166,19 +177,9 @@ func TestLoadsOfOneNodeShareExtensions(t *testing.T) {
 	const partitions = 2
 	f := testkit.NewFixture(t, partitions, tables.Definition{Namespace: "n", Name: "s", Topic: "s", ValueFormat: "raw"})
 	pool, kc := f.Pool, f.Client
-	cl := f.Producer(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	var acked atomic.Int64
+	acked, stopProducing := produce(t, f, partitions, 0)
 	pctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; pctx.Err() == nil; i++ {
-			if cl.ProduceSync(ctx, &kgo.Record{Topic: "s", Partition: int32(i % partitions), Value: []byte(strconv.Itoa(i))}).FirstErr() == nil {
-				acked.Add(1)
-			}
-		}
-	}()
 
 	// Sessions waiting for a table's row lock (commit/sql/head_lock.sql).
 	var maxWaiting atomic.Int64
@@ -218,6 +219,7 @@ func TestLoadsOfOneNodeShareExtensions(t *testing.T) {
 	}
 	lwg.Wait()
 	stop()
+	stopProducing()
 	wg.Wait()
 	require.Greater(t, loads.Load(), int64(30))
 	var commits int64
