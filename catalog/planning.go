@@ -225,9 +225,7 @@ func (h *Handler) planTableScan(w http.ResponseWriter, r *http.Request) {
 	t := committed
 	if req.SnapshotID == nil {
 		// Plan what a load would answer: every record acknowledged before.
-		var err error
-		if t, err = h.cfg.Loader.LoadTable(r.Context(), committed); err != nil {
-			h.writeError(w, r, fmt.Errorf("load table: %w", err), logAttrs(ns, name)...)
+		if t, ok = h.loadNow(w, r, ns, name, committed); !ok {
 			return
 		}
 	}

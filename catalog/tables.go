@@ -10,6 +10,8 @@ import (
 	"maps"
 	"net/http"
 	"strings"
+
+	"github.com/minkhq/mink/tables"
 )
 
 // table returns the request's {namespace} and {table}, or answers 404 for
@@ -58,6 +60,23 @@ func (h *Handler) tableExists(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// loadNow returns committed as a load answers it now (Loader, zero lag),
+// or writes the error and returns false: 404 NoSuchTableException when
+// the table was deleted meanwhile (tables.ErrNotFound), 503 in an outage.
+func (h *Handler) loadNow(w http.ResponseWriter, r *http.Request, ns []string, name string, committed Table) (Table, bool) {
+	t, err := h.cfg.Loader.LoadTable(r.Context(), committed)
+	if errors.Is(err, tables.ErrNotFound) {
+		err = noSuchTable(ns, name)
+	} else if err != nil {
+		err = fmt.Errorf("load table: %w", err)
+	}
+	if err != nil {
+		h.writeError(w, r, err, logAttrs(ns, name)...)
+		return Table{}, false
+	}
+	return t, true
+}
+
 // loadCommitted returns the table ns.name as committed (store.loadTable),
 // or writes the error and returns false: 404 NoSuchTableException when
 // there is none.
@@ -104,9 +123,8 @@ func (h *Handler) loadTable(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	t, err := h.cfg.Loader.LoadTable(r.Context(), committed)
-	if err != nil {
-		h.writeError(w, r, fmt.Errorf("load table: %w", err), logAttrs(ns, name)...)
+	t, ok := h.loadNow(w, r, ns, name, committed)
+	if !ok {
 		return
 	}
 

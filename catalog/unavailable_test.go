@@ -18,6 +18,7 @@ import (
 	"github.com/minkhq/mink/catalog"
 	"github.com/minkhq/mink/internal/pgtest"
 	"github.com/minkhq/mink/outage"
+	"github.com/minkhq/mink/tables"
 )
 
 // readPaths are requests that need Postgres.
@@ -165,4 +166,13 @@ func TestLoader(t *testing.T) {
 	rsp, body = f.do("GET", "/v1/namespaces/a%1Fb/tables/t")
 	requireError(t, rsp, body, http.StatusInternalServerError, "InternalServerError")
 	require.NotContains(t, string(body), "boom")
+
+	// The table was deleted between its read and the load's commit: 404,
+	// as for a table that does not exist, on a load and on a plan.
+	gone := fmt.Errorf("commit: a.b.t: %w", tables.ErrNotFound)
+	loaderErr.Store(&gone)
+	rsp, body = f.do("GET", "/v1/namespaces/a%1Fb/tables/t")
+	requireError(t, rsp, body, http.StatusNotFound, "NoSuchTableException")
+	rsp, body = post(t, f.url+"/v1/namespaces/a%1Fb/tables/t/plan", "{}")
+	requireError(t, rsp, body, http.StatusNotFound, "NoSuchTableException")
 }
