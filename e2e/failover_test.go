@@ -245,8 +245,12 @@ func TestFailoverJoin(t *testing.T) {
 			if i > 0 {
 				gap := e.at.Sub(events[i-1].at)
 				minGap = min(minGap, gap)
-				// One round apart, less the sampling period and jitter.
-				require.GreaterOrEqual(t, gap, round-2*period-100*time.Millisecond,
+				// Another round: two losses of one round are a sampling
+				// period apart at most; rounds run on a ticker, so one that
+				// a loaded machine delayed can come well under a round
+				// before the next (641 ms of a 1 s round seen in a loaded
+				// full run).
+				require.GreaterOrEqual(t, gap, round/2,
 					"%s lost %v then %v only %s apart: more than one per round", n, events[i-1].lost, e.lost, gap)
 			}
 		}

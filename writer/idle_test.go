@@ -193,5 +193,8 @@ func TestWatchUnknownTopic(t *testing.T) {
 	n := asked
 	mu.Unlock()
 	require.GreaterOrEqual(t, looks, 10, "the node looks every commit interval")
-	require.Less(t, n, looks/2, "ListOffsets requests for the kept topic in %d looks", looks)
+	// Once per 5 looks for the watch and once per expiry interval for the
+	// kept table's own duty: 2 in 5; asking at every look would be 5 in 5
+	// or more. 18 in 34 was seen on a loaded machine.
+	require.Less(t, n, looks*3/4, "ListOffsets requests for the kept topic in %d looks", looks)
 }
