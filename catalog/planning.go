@@ -264,7 +264,10 @@ func (h *Handler) planTableScan(w http.ResponseWriter, r *http.Request) {
 	spec := &planSpec{Version: planSpecVersion, TableID: t.ID, SnapshotID: snap.SnapshotID, SchemaID: schema.ID,
 		CaseInsensitive: caseInsensitive}
 	if f := bytes.TrimSpace(req.Filter); len(f) > 0 && !bytes.Equal(f, []byte("null")) {
-		spec.Filter = f
+		if spec.Filter, err = constantsAsBooleans(f); err != nil {
+			h.writeError(w, r, badRequest("Invalid filter: %v", err))
+			return
+		}
 	}
 	for _, name := range req.StatsFields {
 		f, ok := schema.FindFieldByName(name)
@@ -963,4 +966,42 @@ func intOf(l iceberg.Literal) (int64, bool) {
 		return int64(v), true
 	}
 	return 0, false
+}
+
+// constantsAsBooleans returns filter with each TrueExpression and
+// FalseExpression in its object form ({"type":"true"}, Iceberg REST
+// OpenAPI "Expression") written as the bare boolean, the only form
+// iceberg-go's ParseExpr reads; it looks where an expression may stand
+// (the root, and/or's left and right, not's child). Numbers are kept as
+// written. Errors: filter is not JSON.
+func constantsAsBooleans(filter json.RawMessage) (json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(filter))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	changed := false
+	var walk func(v any) any
+	walk = func(v any) any {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return v
+		}
+		switch m["type"] {
+		case "true", "false":
+			changed = true
+			return m["type"] == "true"
+		case "and", "or":
+			m["left"], m["right"] = walk(m["left"]), walk(m["right"])
+		case "not":
+			m["child"] = walk(m["child"])
+		}
+		return m
+	}
+	v = walk(v)
+	if !changed {
+		return filter, nil
+	}
+	return json.Marshal(v)
 }

@@ -598,3 +598,46 @@ func (f *planFixture) installMetadata(t *testing.T, tbl *tables.Table, md map[st
 	_, err = f.pool.Exec(ctx, `UPDATE tables SET metadata_location = $1 WHERE id = $2`, loc, tbl.ID)
 	require.NoError(t, err)
 }
+
+// TestPlanConstantObjects: the spec's object forms of the constant
+// expressions ({"type":"true"}, {"type":"false"}; Iceberg REST OpenAPI
+// TrueExpression, FalseExpression) plan as the bare booleans do, where
+// an expression may stand; iceberg-go's parser alone refuses them.
+func TestPlanConstantObjects(t *testing.T) {
+	f := newPlanFixture(t, catalog.Config{})
+	f.synth(t, synthOptions)
+	url := f.url + "/v1/namespaces/synth/tables/events/plan"
+	paths := func(filter string) []string {
+		t.Helper()
+		rsp, b := post(t, url, `{"filter":`+filter+`}`)
+		require.Equal(t, http.StatusOK, rsp.StatusCode, "%s: %s", filter, b)
+		var out []string
+		for _, task := range decode[struct {
+			Tasks []struct {
+				DataFile struct {
+					Path string `json:"file-path"`
+				} `json:"data-file"`
+			} `json:"file-scan-tasks"`
+		}](t, b).Tasks {
+			out = append(out, task.DataFile.Path)
+		}
+		slices.Sort(out)
+		return out
+	}
+	all, none := paths(`true`), paths(`false`)
+	require.NotEmpty(t, all)
+	require.Empty(t, none)
+	lt := `{"type":"lt","term":"_kafka.offset","value":10}`
+	some := paths(lt)
+	require.NotEmpty(t, some)
+	require.Less(t, len(some), len(all))
+	for filter, want := range map[string][]string{
+		`{"type":"true"}`:                                          all,
+		`{"type":"false"}`:                                         none,
+		`{"type":"not","child":{"type":"false"}}`:                  all,
+		`{"type":"and","left":{"type":"true"},"right":` + lt + `}`: some,
+		`{"type":"or","left":` + lt + `,"right":{"type":"false"}}`: some,
+	} {
+		require.Equal(t, want, paths(filter), filter)
+	}
+}
