@@ -208,8 +208,17 @@ func (h *Handler) planTableScan(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, noSuchTable(ns, name))
 		return
 	}
+	var raw json.RawMessage
 	var req planRequest
-	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil {
+	err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&raw)
+	if err == nil && bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		// The request body is an object (PlanTableScanRequest), not null.
+		err = errors.New("the body is null, not an object")
+	}
+	if err == nil {
+		err = json.Unmarshal(raw, &req)
+	}
+	if err != nil {
 		h.writeError(w, r, badRequest("Malformed PlanTableScanRequest: %v", err))
 		return
 	}

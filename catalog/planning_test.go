@@ -553,7 +553,11 @@ func TestPlanSelectUnknownColumn(t *testing.T) {
 		require.Contains(t, string(b), "select and stats-fields entries must be strings (column names), not null", body)
 		require.NotContains(t, string(b), `\"\"`, body)
 	}
-	rsp, b := post(t, url, `{"select":null,"stats-fields":null}`)
+	// A null body is no PlanTableScanRequest (an object).
+	rsp, b := post(t, url, `null`)
+	require.Equal(t, http.StatusBadRequest, rsp.StatusCode, "%s", b)
+	require.Contains(t, string(b), "Malformed PlanTableScanRequest: the body is null, not an object")
+	rsp, b = post(t, url, `{"select":null,"stats-fields":null}`)
 	require.Equal(t, http.StatusOK, rsp.StatusCode, "a null list is no list: %s", b)
 
 	ctx := context.Background()

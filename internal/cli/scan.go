@@ -67,6 +67,13 @@ func parseScan(args []string) (*scanRequest, error) {
 	default:
 		return nil, usagef("unknown --format %q (table, json or csv)", *format)
 	}
+	// `--columns "$C"` with C unset names no column: an error, not a read
+	// of every column.
+	var noColumns bool
+	fs.Visit(func(f *flag.Flag) { noColumns = noColumns || (f.Name == "columns" && len(columns) == 0) })
+	if noColumns {
+		return nil, usagef("--columns needs at least one column name (leave the flag out to read every column)")
+	}
 	sel, err := selector()
 	if err != nil {
 		return nil, err

@@ -233,6 +233,15 @@ func TestScanSelectorsEmptyValue(t *testing.T) {
 	require.ErrorContains(t, err, "--ref needs a value")
 	_, err = parseScan([]string{"ns.t", "--ref=a", "--as-of=5"})
 	require.ErrorContains(t, err, "at most one of")
+	// The same for --columns: an empty list is no read of every column.
+	for _, v := range []string{"--columns=", "--columns= , "} {
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, 2, Main([]string{"scan", "ns.t", v}, &stdout, &stderr), v)
+		require.Contains(t, stderr.String(), "--columns needs at least one column name", v)
+	}
+	q, err := parseScan([]string{"ns.t", "--columns", "a, b"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b"}, q.columns)
 }
 
 // A table whose only snapshot is a tag's (main has none yet): --ref reads
