@@ -155,7 +155,7 @@ func (l *Loader) LoadTable(ctx context.Context, committed catalog.Table) (catalo
 // its load arrived), so its commit holds every record acknowledged before
 // any of them.
 type flight struct {
-	base *commit.Head
+	base *commit.Head // the head a first flight extends; a queued one reads its own
 	offs map[int32]kafka.Offsets
 	done chan struct{}
 	head *commit.Head // the head after it, when err is nil
@@ -198,10 +198,7 @@ func (l *Loader) extendShared(ctx context.Context, base *commit.Head, offs map[i
 	case tf.running != nil && tf.running.covers(offs):
 		f = tf.running
 	case tf.next != nil:
-		f = tf.next
-		if base.LastSequenceNumber > f.base.LastSequenceNumber {
-			f.base = base
-		}
+		f = tf.next // it reads the head again when it starts (flyOne)
 		for p, o := range offs {
 			fo := f.offs[p]
 			fo.LogStart, fo.LastStable, fo.HighWatermark = max(fo.LogStart, o.LogStart),
