@@ -47,11 +47,8 @@ func Append(ctx context.Context, in AppendInput) (*CommitResult, error) {
 	if parent != nil {
 		id := parent.SnapshotID
 		parentID = &id
-		if parent.ManifestList == "" {
-			return nil, fmt.Errorf("icebergmeta: append: parent snapshot %d has no manifest list", parent.SnapshotID)
-		}
-		if in.Read == nil {
-			return nil, fmt.Errorf("icebergmeta: append: nil Read with a parent snapshot")
+		if err := checkParent("append", parent, in.Read); err != nil {
+			return nil, err
 		}
 		if carried, err = parentManifests(ctx, in.Read, parent); err != nil {
 			return nil, fmt.Errorf("icebergmeta: append: %w", err)

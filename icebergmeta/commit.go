@@ -114,6 +114,18 @@ func parseBase(op, location string, metadata []byte, parsed table.Metadata) (int
 	return version, base, nil
 }
 
+// checkParent returns an error naming op unless parent's manifests can be
+// read: it has a manifest list and read is not nil.
+func checkParent(op string, parent *table.Snapshot, read ReadFunc) error {
+	if parent.ManifestList == "" {
+		return fmt.Errorf("icebergmeta: %s: parent snapshot %d has no manifest list", op, parent.SnapshotID)
+	}
+	if read == nil {
+		return fmt.Errorf("icebergmeta: %s: nil Read with a parent snapshot", op)
+	}
+	return nil
+}
+
 // manifestLocation is the location of the commit's manifest number n:
 // "<location>/metadata/<uuid>-m<n>.avro" (m0 holds the added files).
 func (c *commit) manifestLocation(n int) string {

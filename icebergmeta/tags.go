@@ -154,11 +154,8 @@ func SetTags(ctx context.Context, in TagsInput) (*TagsResult, error) {
 	if parent != nil && len(in.Set) > 0 {
 		p := parent.SnapshotID
 		parentID = &p
-		if parent.ManifestList == "" {
-			return nil, fmt.Errorf("icebergmeta: tags: parent snapshot %d has no manifest list", parent.SnapshotID)
-		}
-		if in.Read == nil {
-			return nil, fmt.Errorf("icebergmeta: tags: nil Read with a parent snapshot")
+		if err := checkParent("tags", parent, in.Read); err != nil {
+			return nil, err
 		}
 		if parents, err = readParentManifests(ctx, in.Read, parent); err != nil {
 			return nil, fmt.Errorf("icebergmeta: tags: %w", err)
