@@ -295,8 +295,9 @@ func (c *Cluster) register(ctx context.Context) error {
 }
 
 // renew extends every held lease in one statement and extends the trust
-// window from start. A lease missing from the result is lost: its job is
-// cancelled at once.
+// window from start. A lease not renewed is lost: its job is cancelled at
+// once (reason LossDeleted when its row is gone, LossRenewalMissing
+// otherwise).
 func (c *Cluster) renew(ctx context.Context, start time.Time) error {
 	c.mu.Lock()
 	scopes := make([]string, 0, len(c.held))
@@ -308,15 +309,20 @@ func (c *Cluster) renew(ctx context.Context, start time.Time) error {
 	c.mu.Unlock()
 
 	renewed := map[string]int64{}
+	gone := map[string]bool{}
 	if len(scopes) > 0 {
 		rows, err := c.pool.Query(ctx, sqlLeasesRenew, c.cfg.NodeID, c.ttlUS, scopes, epochs)
 		if err != nil {
 			return fmt.Errorf("cluster: renew leases: %w", err)
 		}
 		var scope string
-		var epoch int64
-		_, err = pgx.ForEachRow(rows, []any{&scope, &epoch}, func() error {
-			renewed[scope] = epoch
+		var epoch *int64
+		var deleted bool
+		_, err = pgx.ForEachRow(rows, []any{&scope, &epoch, &deleted}, func() error {
+			if epoch != nil {
+				renewed[scope] = *epoch
+			}
+			gone[scope] = deleted
 			return nil
 		})
 		if err != nil {
@@ -329,7 +335,11 @@ func (c *Cluster) renew(ctx context.Context, start time.Time) error {
 	// Only this goroutine adds holdings, so c.held is what was renewed.
 	for s, h := range c.held {
 		if e, ok := renewed[s]; !ok || e != h.lease.Epoch {
-			c.lose(h, LossRenewalMissing)
+			reason := LossRenewalMissing
+			if gone[s] {
+				reason = LossDeleted
+			}
+			c.lose(h, reason)
 		}
 	}
 	c.trust(start.Add(c.cfg.LeaseTTL - c.cfg.SafetyMargin))
@@ -381,7 +391,11 @@ func (c *Cluster) confirm(leases []LeaseState) (orphans []LeaseState) {
 		}
 	}
 	for s, h := range c.held {
-		if l, ok := byScope[s]; !ok || !l.held(c.cfg.NodeID) || l.Epoch != h.lease.Epoch {
+		l, ok := byScope[s]
+		switch {
+		case !ok: // the view drops a deleted row (its tombstone, view.go)
+			c.lose(h, LossDeleted)
+		case !l.held(c.cfg.NodeID) || l.Epoch != h.lease.Epoch:
 			c.lose(h, LossNotInDatabase)
 		}
 	}
@@ -396,6 +410,11 @@ func (c *Cluster) lose(h *holding, reason string) {
 	c.m.lost(h.lease.Kind, reason)
 	if h.job != nil {
 		h.job.cancel()
+	}
+	if reason == LossDeleted {
+		// mink table delete: expected, not a fault.
+		c.log.Info("cluster: lease ended; its table was deleted", leaseAttrs(h.lease)...)
+		return
 	}
 	c.log.Warn("cluster: lease lost", leaseAttrs(h.lease, "reason", reason)...)
 }

@@ -22,11 +22,15 @@ const (
 	// LossAbandoned: the node stopped without releasing the lease (the
 	// release at stop failed); it is left to expire.
 	LossAbandoned = "abandoned"
+	// LossDeleted: the lease's row is gone because its table was deleted
+	// (the rows cascade). Expected, not a fault: logged at Info, and
+	// alerts on losses should leave this reason out.
+	LossDeleted = "deleted"
 )
 
 var (
 	leaseKinds  = []string{KindPartition, KindWriter}
-	lossReasons = []string{LossRenewalMissing, LossNotInDatabase, LossJobFailed, LossAbandoned}
+	lossReasons = []string{LossRenewalMissing, LossNotInDatabase, LossJobFailed, LossAbandoned, LossDeleted}
 )
 
 // metrics are the cluster loop's counters (docs/design.md §5 "metrics": lease

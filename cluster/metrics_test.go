@@ -1,8 +1,11 @@
 package cluster_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,7 +33,7 @@ type leaseCounts struct{ takes, releases, losses, held float64 }
 func countsOf(t *testing.T, g prometheus.Gatherer, kind string) leaseCounts {
 	t.Helper()
 	var lost float64
-	for _, r := range []string{cluster.LossRenewalMissing, cluster.LossNotInDatabase, cluster.LossJobFailed, cluster.LossAbandoned} {
+	for _, r := range []string{cluster.LossRenewalMissing, cluster.LossNotInDatabase, cluster.LossJobFailed, cluster.LossAbandoned, cluster.LossDeleted} {
 		lost += metricValue(t, g, "mink_lease_losses_total", "kind", kind, "reason", r)
 	}
 	return leaseCounts{
@@ -129,6 +132,72 @@ func TestLeaseMetrics(t *testing.T) {
 	require.Equal(t, 1.0, metricValue(t, regA, "mink_lease_losses_total", "kind", "writer", "reason", cluster.LossAbandoned))
 	require.Positive(t, metricValue(t, regB, "mink_cluster_rounds_total", "result", "ok"))
 	noLeaks(t)
+}
+
+// TestDeletedTableLeasesEnd: deleting a table (mink table delete; its
+// lease rows cascade) ends the node's jobs of it with reason "deleted",
+// logged at Info, never as a lost lease: an alert on losses must not fire
+// for a deletion. The leases of another table are untouched.
+func TestDeletedTableLeasesEnd(t *testing.T) {
+	pool, _ := pgtest.Pool(t)
+	ctx := context.Background()
+	deleted := createTable(t, pool, "gone", 3)
+	kept := createTable(t, pool, "kept", 1)
+	reg := prometheus.NewRegistry()
+	var logs syncBuffer
+	a := startNode(t, pool, "a", withRegistry(reg), func(c *cluster.Config) {
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	})
+	eventually(t, 5*time.Second, "a holds both tables' leases", func() bool {
+		return len(a.c.Held()) == 6 && len(a.rec.snapshot()) == 6
+	})
+
+	_, err := pool.Exec(ctx, `DELETE FROM tables WHERE id = $1`, deleted)
+	require.NoError(t, err)
+	eventually(t, 5*time.Second, "a's jobs of the deleted table end", func() bool {
+		return len(a.c.Held()) == 2 && len(a.rec.snapshot()) == 2
+	})
+	for _, l := range a.c.Held() {
+		require.Equal(t, kept, l.TableID)
+	}
+	require.Equal(t, 3.0, metricValue(t, reg, "mink_lease_losses_total", "kind", "partition", "reason", cluster.LossDeleted))
+	require.Equal(t, 1.0, metricValue(t, reg, "mink_lease_losses_total", "kind", "writer", "reason", cluster.LossDeleted))
+	for _, kind := range []string{cluster.KindPartition, cluster.KindWriter} {
+		for _, r := range []string{cluster.LossRenewalMissing, cluster.LossNotInDatabase, cluster.LossJobFailed} {
+			require.Zero(t, metricValue(t, reg, "mink_lease_losses_total", "kind", kind, "reason", r), kind+" "+r)
+		}
+		require.Equal(t, 1.0, metricValue(t, reg, "mink_leases_held", "kind", kind), kind)
+	}
+	out := logs.String()
+	var ended []string
+	for line := range strings.Lines(out) {
+		if strings.Contains(line, `level=INFO msg="cluster: lease ended; its table was deleted"`) {
+			require.Contains(t, line, fmt.Sprintf(" table=%d ", deleted))
+			ended = append(ended, line)
+		}
+	}
+	require.Len(t, ended, 4, out)
+	require.NotContains(t, out, "lease lost")
+	require.NotContains(t, out, "level=WARN")
+}
+
+// syncBuffer is a bytes.Buffer safe for the cluster loop's concurrent
+// log writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // TestJobFailedMetrics: a job that fails drops its lease (a loss with
