@@ -1,7 +1,6 @@
 package cluster_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -144,7 +143,7 @@ func TestDeletedTableLeasesEnd(t *testing.T) {
 	deleted := createTable(t, pool, "gone", 3)
 	kept := createTable(t, pool, "kept", 1)
 	reg := prometheus.NewRegistry()
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	a := startNode(t, pool, "a", withRegistry(reg), func(c *cluster.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	})
@@ -179,25 +178,6 @@ func TestDeletedTableLeasesEnd(t *testing.T) {
 	require.Len(t, ended, 4, out)
 	require.NotContains(t, out, "lease lost")
 	require.NotContains(t, out, "level=WARN")
-}
-
-// syncBuffer is a bytes.Buffer safe for the cluster loop's concurrent
-// log writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestJobFailedMetrics: a job that fails drops its lease (a loss with

@@ -17,6 +17,7 @@ import (
 	"github.com/minkhq/mink/admin"
 	"github.com/minkhq/mink/devenv"
 	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/internal/testkit"
 )
 
 // Under Principals the environment has an admin principal whose
@@ -79,7 +80,7 @@ func TestDevBannerCredentials(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out := &syncBuffer{}
+	out := &testkit.SyncBuffer{}
 	done := make(chan error, 1)
 	go func() {
 		done <- devenv.Dev(ctx, devenv.DevConfig{PostgresURL: pgtest.Schema(t), EphemeralPorts: true, Principals: true,

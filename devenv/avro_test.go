@@ -1,7 +1,6 @@
 package devenv_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -205,24 +203,6 @@ func TestAvroEventsRefuses(t *testing.T) {
 	require.True(t, strings.HasPrefix(string(out[0].Value), "\x00\x00\x00\x00\x07"))
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // `mink dev` prints the registry's URL with the catalog's, says once that
 // the Avro table waits for the avro format (while the nodes lack it), and
 // stops the registry with the rest.
@@ -233,7 +213,7 @@ func TestDevBanner(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	out := &syncBuffer{}
+	out := &testkit.SyncBuffer{}
 	done := make(chan error, 1)
 	go func() {
 		done <- devenv.Dev(ctx, devenv.DevConfig{PostgresURL: pgtest.Schema(t), EphemeralPorts: true, DataFile: path,
