@@ -96,6 +96,8 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"scan", "ns.t", "--limit", "ten"}, nil, "scan", `invalid value "ten" for flag -limit`},
 		{[]string{"scan", "ns.t", "--format", "xml"}, nil, "scan", `unknown --format "xml"`},
 		{[]string{"scan", "nst"}, nil, "scan", `table name "nst" must be NS.NAME`},
+		{[]string{"scan", "a..b"}, nil, "scan", `table name "a..b" has an empty namespace level`},
+		{[]string{"table", "create", ".a.b", "--topic", "t", "--value-format", "raw"}, nil, "table create", `table name ".a.b" has an empty namespace level`},
 		// A credential without its ':' fails at parse, with the format and
 		// without the (secret) value.
 		{[]string{"scan", "ns.t", "--credential", "garbage"}, nil, "scan", "--credential must be CLIENT_ID:SECRET, as mink principal create prints it"},

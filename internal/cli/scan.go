@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -95,6 +96,10 @@ func splitTableName(name string) (ns, table string, err error) {
 	i := strings.LastIndexByte(name, '.')
 	if i <= 0 || i == len(name)-1 {
 		return "", "", usagef("table name %q must be NS.NAME", name)
+	}
+	if slices.Contains(strings.Split(name[:i], "."), "") {
+		// The catalog would refuse it too (a 400), after a round trip.
+		return "", "", usagef("table name %q has an empty namespace level", name)
 	}
 	return name[:i], name[i+1:], nil
 }
