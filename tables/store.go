@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	_ "embed"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +29,8 @@ import (
 var (
 	//go:embed sql/location_lock.sql
 	locationLockSQL string
+	//go:embed sql/location_claim.sql
+	locationClaimSQL string
 	//go:embed sql/location_overlap.sql
 	locationOverlapSQL string
 	//go:embed sql/table_insert.sql
@@ -233,7 +236,10 @@ func insertPartitions(ctx context.Context, tx pgx.Tx, tableID int64, starts []Pa
 
 func insertTable(ctx context.Context, tx pgx.Tx, warehouse string, def Definition, name string, schema *iceberg.Schema, dlqOf *int64) (*Table, error) {
 	id := uuid.New()
-	location := WarehouseLocation(warehouse) + strings.ReplaceAll(def.Namespace, ".", "/") + "/" + name
+	location, err := claimLocation(ctx, tx, WarehouseLocation(warehouse)+strings.ReplaceAll(def.Namespace, ".", "/")+"/"+name, id)
+	if err != nil {
+		return nil, err
+	}
 	props := map[string]string{"mink.topic": def.Topic, "mink.value-format": def.ValueFormat, "mink.key-format": def.KeyFormat}
 	for k, v := range def.Properties {
 		props[k] = v
@@ -276,6 +282,29 @@ func insertTable(ctx context.Context, tx pgx.Tx, warehouse string, def Definitio
 		return nil, err
 	}
 	return t, nil
+}
+
+// claimLocation returns the location of a new table: base
+// (s3://<warehouse>/<namespace levels>/<name>) when no table ever had it,
+// else base-<id in hex>, when a deleted table had it. A location is never
+// given out twice, so a data file key names one table's bytes for good: a
+// node's cache serves a cached key without asking PostgreSQL, and must
+// never serve a deleted table's file for a new table of the same name
+// (docs/design.md §4.1). It takes the location lock first.
+func claimLocation(ctx context.Context, tx pgx.Tx, base string, id uuid.UUID) (string, error) {
+	if _, err := tx.Exec(ctx, locationLockSQL, locationLock); err != nil {
+		return "", err
+	}
+	for _, loc := range []string{base, base + "-" + hex.EncodeToString(id[:])} {
+		tag, err := tx.Exec(ctx, locationClaimSQL, loc)
+		if err != nil {
+			return "", err
+		}
+		if tag.RowsAffected() == 1 {
+			return loc, nil
+		}
+	}
+	return "", fmt.Errorf("tables: the locations %s and %s-%x were both given out before", base, base, id[:])
 }
 
 // locationLock is the advisory lock key that orders table creates for
