@@ -210,7 +210,7 @@ func (h *Handler) planTableScan(w http.ResponseWriter, r *http.Request) {
 	}
 	var raw json.RawMessage
 	var req planRequest
-	err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&raw)
+	err := decodeBody(r, &raw)
 	if err == nil && bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		// The request body is an object (PlanTableScanRequest), not null.
 		err = errors.New("the body is null, not an object")
@@ -411,7 +411,7 @@ func (h *Handler) fetchScanTasks(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		PlanTask string `json:"plan-task"`
 	}
-	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil {
+	if err := decodeBody(r, &req); err != nil {
 		h.writeError(w, r, badRequest("Malformed FetchScanTasksRequest: %v", err))
 		return
 	}
@@ -1013,4 +1013,18 @@ func constantsAsBooleans(filter json.RawMessage) (json.RawMessage, error) {
 		return filter, nil
 	}
 	return json.Marshal(v)
+}
+
+// decodeBody decodes the request body (at most 1 MiB) as one JSON value
+// into v. Anything but white space after the value is an error: a JSON
+// text is one value (RFC 8259 §2), and `{}{}` is no request.
+func decodeBody(r *http.Request, v any) error {
+	dec := json.NewDecoder(io.LimitReader(r.Body, 1<<20))
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("unexpected data after the JSON value")
+	}
+	return nil
 }

@@ -557,6 +557,14 @@ func TestPlanSelectUnknownColumn(t *testing.T) {
 	rsp, b := post(t, url, `null`)
 	require.Equal(t, http.StatusBadRequest, rsp.StatusCode, "%s", b)
 	require.Contains(t, string(b), "Malformed PlanTableScanRequest: the body is null, not an object")
+	// One JSON value, nothing after it (RFC 8259 §2).
+	for _, body := range []string{`{}{}`, `{} x`, `{}]`} {
+		rsp, b = post(t, url, body)
+		require.Equal(t, http.StatusBadRequest, rsp.StatusCode, "%s: %s", body, b)
+		require.Contains(t, string(b), "Malformed PlanTableScanRequest: unexpected data after the JSON value", body)
+	}
+	rsp, b = post(t, url, "{}\n\t ")
+	require.Equal(t, http.StatusOK, rsp.StatusCode, "white space after the value: %s", b)
 	rsp, b = post(t, url, `{"select":null,"stats-fields":null}`)
 	require.Equal(t, http.StatusOK, rsp.StatusCode, "a null list is no list: %s", b)
 
