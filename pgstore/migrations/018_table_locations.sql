@@ -9,7 +9,7 @@ CREATE TABLE table_locations (
     location    text PRIMARY KEY,
     created_at  timestamptz NOT NULL DEFAULT now()
 );
-INSERT INTO table_locations (location) SELECT location FROM tables;
+INSERT INTO table_locations (location) SELECT location FROM tables ON CONFLICT DO NOTHING;
 
 -- +goose Down
 DROP TABLE table_locations;
