@@ -53,6 +53,14 @@ func TestRecreatedTableReadsItsOwnFiles(t *testing.T) {
 		return testkit.Column[string](t, env.Pool(), `SELECT d.path FROM data_files d JOIN tables t ON t.id = d.table_id
 			WHERE t.namespace = 'rc' AND t.name = 't' ORDER BY 1`)
 	}
+	drop := func() {
+		req, err := http.NewRequest(http.MethodDelete, n.URL()+"/admin/v1/tables/rc.t", nil)
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusNoContent, resp.StatusCode)
+	}
 	create := func(topic string) string {
 		env.CreateTable(n.URL(), map[string]any{"namespace": "rc", "name": "t", "topic": topic, "value_format": "raw"})
 		return testkit.Column[string](t, env.Pool(), `SELECT location FROM tables WHERE namespace = 'rc' AND name = 't'`)[0]
@@ -66,12 +74,7 @@ func TestRecreatedTableReadsItsOwnFiles(t *testing.T) {
 	oldKeys := keys()
 	require.NotEmpty(t, oldKeys)
 
-	req, err := http.NewRequest(http.MethodDelete, n.URL()+"/admin/v1/tables/rc.t", nil)
-	require.NoError(t, err)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusNoContent, resp.StatusCode)
+	drop()
 
 	// The same name over another topic with as many records.
 	fresh := produce("new", "new")
@@ -88,12 +91,7 @@ func TestRecreatedTableReadsItsOwnFiles(t *testing.T) {
 	}
 
 	// Deleted and created a third time: a location of its own again.
-	req, err = http.NewRequest(http.MethodDelete, n.URL()+"/admin/v1/tables/rc.t", nil)
-	require.NoError(t, err)
-	resp, err = http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusNoContent, resp.StatusCode)
+	drop()
 	third := create("old")
 	require.NotContains(t, []string{oldLoc, newLoc}, third)
 	clustertest.WaitExact(t, n.URL(), "rc.t", old)
