@@ -308,19 +308,18 @@ func claimLocation(ctx context.Context, tx pgx.Tx, base string, id uuid.UUID) (s
 }
 
 // locationLock is the advisory lock key that orders table creates for
-// checkLocation ("mink.tables.location" hashed once, a fixed bigint).
+// claimLocation and checkLocation ("mink.tables.location" hashed once, a
+// fixed bigint).
 const locationLock int64 = 0x6d696e6b_6c6f6301
 
 // checkLocation refuses, with ErrLocationTaken (409), a location that another
 // table's lies below or above: a table x.t1 and a table of namespace x.t1
 // (x/t1/ and x/t1/sub/), or x.t1 and x.t1.data (whose location is x.t1's
 // data directory). Keys are paths; credentials vended for one table's
-// prefix must never cover another's files (docs/design.md §4.1, §5). The
-// transaction-scoped advisory lock makes concurrent creates take turns.
+// prefix must never cover another's files (docs/design.md §4.1, §5). It
+// runs after claimLocation, whose transaction-scoped advisory lock makes
+// concurrent creates take turns.
 func checkLocation(ctx context.Context, tx pgx.Tx, location string) error {
-	if _, err := tx.Exec(ctx, locationLockSQL, locationLock); err != nil {
-		return err
-	}
 	var other, otherLoc string
 	err := tx.QueryRow(ctx, locationOverlapSQL, location).Scan(&other, &otherLoc)
 	switch {
