@@ -208,15 +208,11 @@ func (h *Handler) planTableScan(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, noSuchTable(ns, name))
 		return
 	}
-	var raw json.RawMessage
-	var req planRequest
-	err := decodeBody(r, &raw)
-	if err == nil && bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+	var req *planRequest
+	err := decodeBody(r, &req)
+	if err == nil && req == nil {
 		// The request body is an object (PlanTableScanRequest), not null.
 		err = errors.New("the body is null, not an object")
-	}
-	if err == nil {
-		err = json.Unmarshal(raw, &req)
 	}
 	if err != nil {
 		h.writeError(w, r, badRequest("Malformed PlanTableScanRequest: %v", err))
