@@ -23,8 +23,8 @@ import (
 // one's would be without the rule of docs/design.md §4.1 (a location is
 // never given out twice, so a key names one table's bytes for good).
 // Without it, the second read returned "old-00" where "new-00" was
-// produced. Values of equal length make the two
-// files the same size: a stale copy would be served silently.
+// produced. Values of equal length make the two files the same size: a
+// stale copy would be served silently.
 func TestRecreatedTableReadsItsOwnFiles(t *testing.T) {
 	ctx := context.Background()
 	env := clustertest.New(t)
