@@ -15,7 +15,11 @@ WITH renewed AS (
       AND l.expires_at > now()
     RETURNING l.scope, l.epoch
 )
+-- CASE, whose order PostgreSQL guarantees: the look for the row costs
+-- nothing for the leases renewed, every lease_ttl/3.
 SELECT h.scope, r.epoch,
-       r.scope IS NULL AND NOT EXISTS (SELECT 1 FROM leases x WHERE x.scope = h.scope)
+       CASE WHEN r.scope IS NULL
+            THEN NOT EXISTS (SELECT 1 FROM leases x WHERE x.scope = h.scope)
+            ELSE false END
 FROM unnest($3::text[]) AS h(scope)
 LEFT JOIN renewed r ON r.scope = h.scope;
