@@ -10,6 +10,7 @@ import (
 
 	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/outage"
+	"github.com/minkhq/mink/tables"
 )
 
 // typeNotAuthorized is the ErrorModel type of a 401 (the spec's
@@ -162,18 +163,27 @@ func allowed(r *http.Request, ns []string, name string) bool {
 }
 
 // vended returns the config keys of credentials vended to the request's
-// principal for table name of ns (and its dead-letter table when
-// granted), and the key prefixes they cover below the warehouse; none
-// without Config.Auth (auth none: the static keys serve).
-func (h *Handler) vended(r *http.Request, ns []string, name string) (map[string]string, []string, error) {
+// principal for table t (and its dead-letter table when granted), and the
+// key prefixes they cover below the warehouse: the tables' locations,
+// which are not always their names' (docs/design.md §4.1); none without
+// Config.Auth (auth none: the static keys serve).
+func (h *Handler) vended(r *http.Request, t Table) (map[string]string, []string, error) {
 	p := auth.PrincipalFrom(r.Context())
 	if h.cfg.Auth == nil || p == nil {
 		return nil, nil, nil
 	}
-	base := strings.Join(ns, "/") + "/" + name + "/"
-	prefixes := []string{base}
-	if dlq := name + "~dlq"; !strings.HasSuffix(name, "~dlq") && p.Allows(joinLevels(ns), dlq) {
-		prefixes = append(prefixes, strings.Join(ns, "/")+"/"+dlq+"/")
+	locations := []string{t.Location}
+	if t.DLQLocation != "" && p.Allows(joinLevels(t.Namespace), t.Name+tables.DLQSuffix) {
+		locations = append(locations, t.DLQLocation)
+	}
+	prefixes := make([]string, len(locations))
+	for i, loc := range locations {
+		key, ok := strings.CutPrefix(loc, h.store.prefix)
+		if !ok || key == "" {
+			return nil, nil, fmt.Errorf("table %s.%s: location %q is not below the warehouse %s",
+				joinLevels(t.Namespace), t.Name, loc, h.store.prefix)
+		}
+		prefixes[i] = key + "/"
 	}
 	c, err := h.cfg.Auth.Vend(p, prefixes)
 	if err != nil {
@@ -210,7 +220,11 @@ func (h *Handler) loadCredentials(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	creds, prefixes, err := h.vended(r, ns, name)
+	t, ok := h.loadCommitted(w, r, ns, name)
+	if !ok {
+		return
+	}
+	creds, prefixes, err := h.vended(r, t)
 	if err != nil {
 		h.writeError(w, r, err, logAttrs(ns, name)...)
 		return

@@ -268,6 +268,41 @@ func TestVendedCredentials(t *testing.T) {
 	}
 }
 
+// Vended credentials cover a table's location, not its name's path: a
+// table created with a deleted one's name has location <name>-<uuid hex>
+// (docs/design.md §4.1), and so may its dead-letter table. Covering
+// a/t1/ would give the table's own principal 403s on every file and, to a
+// principal granted a table named like the location's last part, the
+// other table's files.
+func TestVendedCredentialsCoverLocation(t *testing.T) {
+	f := newAuthFixture(t)
+	ctx := context.Background()
+	for name, loc := range map[string]string{"t1": "s3://mink/a/t1-0123abcd", "t1~dlq": "s3://mink/a/t1~dlq-4567ef01"} {
+		_, err := f.pool.Exec(ctx, `UPDATE tables SET location = $1 WHERE namespace = 'a' AND name = $2`, loc, name)
+		require.NoError(t, err)
+	}
+	all := f.token("all", false, "a.*")
+	for _, path := range []string{"/v1/namespaces/a/tables/t1", "/v1/namespaces/a/tables/t1/credentials"} {
+		rsp, body := f.as(all, "GET", path)
+		require.Equal(t, http.StatusOK, rsp.StatusCode, "%s", body)
+		res := decode[struct {
+			StorageCredentials []struct {
+				Prefix string `json:"prefix"`
+			} `json:"storage-credentials"`
+		}](t, body)
+		var prefixes []string
+		for _, sc := range res.StorageCredentials {
+			prefixes = append(prefixes, sc.Prefix)
+		}
+		require.Equal(t, []string{"s3://mink/a/t1-0123abcd/", "s3://mink/a/t1~dlq-4567ef01/"}, prefixes, path)
+	}
+	// The dead-letter table's own load covers its location only.
+	rsp, body := f.as(all, "GET", "/v1/namespaces/a/tables/t1~dlq")
+	require.Equal(t, http.StatusOK, rsp.StatusCode, "%s", body)
+	require.Contains(t, string(body), `"prefix":"s3://mink/a/t1~dlq-4567ef01/"`)
+	require.NotContains(t, string(body), `"prefix":"s3://mink/a/t1-0123abcd/"`)
+}
+
 // Under auth none nothing is vended: the credentials route answers an
 // empty list, loads keep the static keys, and no token is asked for.
 func TestNoAuthCredentials(t *testing.T) {

@@ -96,6 +96,11 @@ type Table struct {
 	MetadataLocation string
 	// Metadata is the metadata JSON, sent to the engine verbatim.
 	Metadata []byte
+	// Location is the table's location, s3://<warehouse>/<ns>/<table>, or
+	// …/<table>-<uuid hex> for a table created with a deleted one's name
+	// (docs/design.md §4.1); DLQLocation its dead-letter table's ("" for
+	// a dead-letter table). Vended credentials cover their keys.
+	Location, DLQLocation string
 }
 
 // A Loader decides which metadata a table load returns. The catalog calls

@@ -139,14 +139,19 @@ func (s *store) tablesBelow(ctx context.Context, ns []string) ([]tableRow, error
 // errNoTable is returned by loadTable for a table that does not exist.
 var errNoTable = errors.New("no such table")
 
-// loadTable returns a table's committed metadata location and JSON.
+// loadTable returns a table's committed metadata location and JSON, and
+// its and its dead-letter table's locations.
 func (s *store) loadTable(ctx context.Context, ns []string, name string) (Table, error) {
 	t := Table{Namespace: ns, Name: name}
 	var content []byte
+	var dlqLocation *string
 	err := s.conn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
 		return c.QueryRow(ctx, loadTableSQL, joinLevels(ns), name, s.prefix).
-			Scan(&t.ID, &t.MetadataLocation, &content)
+			Scan(&t.ID, &t.MetadataLocation, &content, &t.Location, &dlqLocation)
 	})
+	if dlqLocation != nil {
+		t.DLQLocation = *dlqLocation
+	}
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return t, errNoTable

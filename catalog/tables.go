@@ -128,7 +128,7 @@ func (h *Handler) loadTable(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	creds, prefixes, err := h.vended(r, ns, name)
+	creds, prefixes, err := h.vended(r, committed)
 	if err != nil {
 		h.writeError(w, r, fmt.Errorf("vend credentials: %w", err), logAttrs(ns, name)...)
 		return
