@@ -71,8 +71,20 @@ def main():
         cat = load_catalog("mink-server-planning", **props)
         if not cat.supports_server_side_planning():
             return False, "Mink's /v1/config does not advertise POST .../plan"
+        plans = []
+        plan_scan = cat.plan_scan
+
+        def counted(*args, **kwargs):
+            tasks = plan_scan(*args, **kwargs)
+            plans.append(len(tasks))
+            return tasks
+
+        cat.plan_scan = counted
         t = cat.load_table(spec["tables"]["earthquakes"])
-        return filtered_on(t)
+        ok, detail = filtered_on(t)
+        if not plans:
+            return False, "PyIceberg planned the scan itself; " + detail
+        return ok, "Mink planned %d file tasks; %s" % (sum(plans), detail)
 
     rep.check("same scan, planned by Mink (scan-planning-mode=server)", server_planned)
 
