@@ -160,7 +160,8 @@ def compare(table, features, want_ids, columns=None):
                     first.append("%s %s: got %r want %r" % (rid, c, g, w))
         if key_col:
             compared += 1
-            if r["_kafka.key"] != rid.encode("utf-8"):
+            key = r["_kafka.key"]  # binary (key format raw) or string
+            if (key.decode("utf-8", "replace") if isinstance(key, bytes) else key) != rid:
                 diffs += 1
                 if len(first) < 5:
                     first.append("%s _kafka.key: got %r" % (rid, r["_kafka.key"]))
