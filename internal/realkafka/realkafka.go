@@ -338,6 +338,9 @@ func (c *Cluster) properties(n *node, keystore string) string {
 		"background.threads":                               "4",
 		"log.cleaner.threads":                              "1",
 		"log.cleaner.dedupe.buffer.size":                   fmt.Sprint(16 << 20),
+		// Retention and the other log tasks start 30 s after start by
+		// default (a testing-only setting).
+		"log.initial.task.delay.ms": "500",
 		// A broker that lost its controller connection must be fenced
 		// and its partitions moved quickly in the failure tests.
 		"broker.session.timeout.ms":             "6000",

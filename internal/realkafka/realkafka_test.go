@@ -2,6 +2,7 @@ package realkafka_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"sort"
 	"sync"
@@ -10,9 +11,11 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/minkhq/mink/internal/realkafka"
 	"github.com/minkhq/mink/internal/testkit"
+	"github.com/minkhq/mink/internal/tlsfiles"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
@@ -178,4 +181,143 @@ func TestThreeBrokersLeaderKilled(t *testing.T) {
 		}
 	}
 	t.Logf("%d acked, %d failed, %d consumed", len(acked), failed, len(recs))
+}
+
+// TestTLSSCRAM round-trips records over SASL_SSL with SCRAM-SHA-512, and
+// checks that the listener refuses a wrong password and a client without
+// TLS.
+func TestTLSSCRAM(t *testing.T) {
+	realkafka.SkipUnlessCompat(t)
+	c := realkafka.Start(t, realkafka.Options{TLS: true, SCRAM: map[string]string{"mink": "kafka-secret", "other": "other-secret"}})
+	if c.CAFile() == "" || c.User() != "mink" || c.Mechanism() != "SCRAM-SHA-512" {
+		t.Fatalf("CAFile %q, User %q, Mechanism %q", c.CAFile(), c.User(), c.Mechanism())
+	}
+	c.CreateTopic("secured", 2, 1, nil)
+	cl := c.Client(t, kgo.DefaultProduceTopic("secured"))
+	ctx := context.Background()
+	for i := range 50 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(fmt.Sprintf("s%d", i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if recs := consumeAll(t, c, "secured"); len(recs) != 50 {
+		t.Fatalf("consumed %d records, want 50", len(recs))
+	}
+
+	bad := func(opts ...kgo.Opt) error {
+		cl, err := kgo.NewClient(append(opts, kgo.SeedBrokers(c.Addrs()...), kgo.RequestRetries(0))...)
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_, err = kadm.NewClient(cl).ListTopics(ctx)
+		return err
+	}
+	pool, err := tlsfiles.CAPool(c.CAFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsOpt := kgo.DialTLSConfig(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
+	if err := bad(tlsOpt, kgo.SASL(scram.Auth{User: "mink", Pass: "kafka-secret"}.AsSha256Mechanism())); err != nil {
+		t.Fatalf("SCRAM-SHA-256 as mink: %v", err)
+	}
+	if err := bad(tlsOpt, kgo.SASL(scram.Auth{User: "mink", Pass: "wrong"}.AsSha512Mechanism())); err == nil {
+		t.Fatal("a wrong password was taken")
+	} else {
+		t.Logf("wrong password: %v", err)
+	}
+	if err := bad(kgo.SASL(scram.Auth{User: "mink", Pass: "kafka-secret"}.AsSha512Mechanism())); err == nil {
+		t.Fatal("a client without TLS was taken")
+	}
+}
+
+// TestCleanerAndRetention checks that the broker's log cleaner and
+// retention really run under realkafka's settings: a compacted topic
+// whose offsets have gaps after cleaning, and a topic whose log start
+// offset moved past deleted segments.
+func TestCleanerAndRetention(t *testing.T) {
+	realkafka.SkipUnlessCompat(t)
+	c := realkafka.Start(t, realkafka.Options{ServerProps: map[string]string{
+		"log.cleaner.backoff.ms":            "200",
+		"log.retention.check.interval.ms":   "500",
+		"log.segment.delete.delay.ms":       "0",
+		"log.cleaner.min.compaction.lag.ms": "0",
+	}})
+	ctx := context.Background()
+	// Segments roll on the first append after segment.ms: produce in
+	// rounds apart, so that each round starts a segment.
+	rounds := func(topic string, n int, value func(round, i int) *kgo.Record) {
+		cl := c.Client(t, kgo.DefaultProduceTopic(topic))
+		for round := range n {
+			for i := range 20 {
+				if err := cl.ProduceSync(ctx, value(round, i)).FirstErr(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
+
+	t.Run("compacted", func(t *testing.T) {
+		c.CreateTopic("compacted", 1, 1, map[string]string{
+			"cleanup.policy": "compact", "segment.ms": "100", "min.cleanable.dirty.ratio": "0.01",
+			"delete.retention.ms": "100",
+		})
+		// Keys k0..k4 take 4 values a round; key "only-rN" one value in
+		// round N: the cleaned log keeps those between removed records.
+		rounds("compacted", 8, func(round, i int) *kgo.Record {
+			key := fmt.Sprintf("k%d", i%5)
+			if i == 10 {
+				key = fmt.Sprintf("only-r%d", round)
+			}
+			return &kgo.Record{Key: []byte(key), Value: []byte(fmt.Sprintf("r%d-%d", round, i))}
+		})
+		var recs []*kgo.Record
+		testkit.Eventually(t, 60*time.Second, 500*time.Millisecond, "the cleaner to compact", func() (bool, string) {
+			recs = consumeAll(t, c, "compacted")
+			return len(recs) < 100, fmt.Sprintf("%d of 160 records left", len(recs))
+		})
+		gaps, next := 0, int64(0)
+		for _, r := range recs {
+			if r.Offset != next {
+				gaps++
+			}
+			next = r.Offset + 1
+		}
+		last := map[string]string{}
+		for _, r := range recs {
+			last[string(r.Key)] = string(r.Value)
+		}
+		t.Logf("%d records left, %d gaps, last values %v", len(recs), gaps, last)
+		if gaps == 0 {
+			t.Fatal("no gap in the compacted offsets")
+		}
+		for k := range 5 {
+			if want := fmt.Sprintf("r7-%d", 15+k); last[fmt.Sprintf("k%d", k)] != want {
+				t.Fatalf("k%d: last value %q, want %q", k, last[fmt.Sprintf("k%d", k)], want)
+			}
+		}
+		for round := range 8 {
+			if want := fmt.Sprintf("r%d-10", round); last[fmt.Sprintf("only-r%d", round)] != want {
+				t.Fatalf("only-r%d: value %q, want %q", round, last[fmt.Sprintf("only-r%d", round)], want)
+			}
+		}
+	})
+
+	t.Run("retention", func(t *testing.T) {
+		c.CreateTopic("retained", 1, 1, map[string]string{"segment.ms": "100", "retention.ms": "1000", "file.delete.delay.ms": "0"})
+		rounds("retained", 4, func(round, i int) *kgo.Record {
+			return &kgo.Record{Value: []byte(fmt.Sprintf("r%d-%d", round, i))}
+		})
+		testkit.Eventually(t, 60*time.Second, 250*time.Millisecond, "retention to delete segments", func() (bool, string) {
+			starts, err := c.Admin().ListStartOffsets(ctx, "retained")
+			if err != nil {
+				return false, err.Error()
+			}
+			o, _ := starts.Lookup("retained", 0)
+			return o.Offset > 0, fmt.Sprintf("log start offset %d", o.Offset)
+		})
+	})
 }
