@@ -22,5 +22,11 @@
 // intervals of 200 ms, and log to a file whose tail the test prints when
 // it fails. Every process is killed at cleanup.
 //
+// With the RealKafka option the nodes run against a real Apache Kafka
+// (internal/realkafka) instead, its TLS and SASL settings passed to them:
+//
+//	k := realkafka.Start(t, realkafka.Options{Brokers: 3})
+//	env := clustertest.New(t, clustertest.RealKafka(k))
+//
 // It is imported only by tests.
 package clustertest

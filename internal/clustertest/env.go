@@ -17,6 +17,7 @@ import (
 
 	"github.com/minkhq/mink/internal/netproxy"
 	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/internal/realkafka"
 )
 
 // Defaults of the nodes a test starts: short enough that failures play
@@ -28,14 +29,17 @@ const (
 )
 
 // Env is one test's cluster: its own Postgres schema, an in-process Kafka
-// reached over TCP, and the `mink serve` processes the test starts. Every
-// process is killed at cleanup.
+// reached over TCP (or a real one, RealKafka), and the `mink serve`
+// processes the test starts. Every process is killed at cleanup.
 type Env struct {
 	t           testing.TB
 	bin         string
 	PostgresURL string
-	Kafka       *kfake.Cluster
-	Brokers     []string
+	// Kafka is the in-process Kafka; nil with RealKafka.
+	Kafka   *kfake.Cluster
+	Brokers []string
+	// Real is the real Kafka of RealKafka; nil otherwise.
+	Real *realkafka.Cluster
 
 	poolOnce sync.Once
 	pool     *pgxpool.Pool
@@ -52,6 +56,17 @@ type Option func(*options)
 type options struct {
 	kafkaListen func(network, address string) (net.Listener, error)
 	kafkaOpts   []kfake.Opt
+	real        *realkafka.Cluster
+}
+
+// RealKafka runs the nodes against c (realkafka.Start) instead of an
+// in-process Kafka: Env.Kafka is nil, Env.Brokers are c's, topics are
+// created on c with its default replication factor, and the nodes and
+// StartProducer reach c with its TLS and SASL settings
+// (realkafka.Cluster.MinkArgs, ClientOpts). KafkaOptions and
+// KafkaListenFn do not apply then.
+func RealKafka(c *realkafka.Cluster) Option {
+	return func(o *options) { o.real = c }
 }
 
 // KafkaOptions starts the in-process Kafka with opts too (for example
@@ -76,6 +91,22 @@ func New(t testing.TB, opts ...Option) *Env {
 		opt(&o)
 	}
 	e := &Env{t: t, bin: Binary(t), PostgresURL: pgtest.Schema(t)}
+	if o.real != nil {
+		e.Real, e.Brokers = o.real, o.real.Addrs()
+		t.Cleanup(func() {
+			if e.pool != nil {
+				e.pool.Close()
+			}
+			e.mu.Lock()
+			proxies := e.proxies
+			e.mu.Unlock()
+			for _, p := range proxies {
+				_ = p.Close()
+			}
+		})
+		t.Cleanup(e.killAll)
+		return e
+	}
 	kopts := []kfake.Opt{kfake.NumBrokers(1)}
 	if o.kafkaListen != nil {
 		kopts = append(kopts, kfake.ListenFn(o.kafkaListen))
@@ -140,9 +171,14 @@ func (e *Env) Pool() *pgxpool.Pool {
 	return e.pool
 }
 
-// CreateTopic creates a Kafka topic.
+// CreateTopic creates a Kafka topic (on a real Kafka with its default
+// replication factor, and waits until every partition has a leader).
 func (e *Env) CreateTopic(name string, partitions int) {
 	e.t.Helper()
+	if e.Real != nil {
+		e.Real.CreateTopic(name, partitions, -1, nil)
+		return
+	}
 	if err := e.Kafka.CreateTopic(name, int32(partitions), nil); err != nil {
 		e.t.Fatalf("clustertest: create topic %s: %v", name, err)
 	}

@@ -104,10 +104,15 @@ func (e *Env) StartNode(opts NodeOptions) *Node {
 	if opts.MaxPartitions > 0 {
 		args = append(args, "--max-partitions", strconv.Itoa(opts.MaxPartitions))
 	}
+	env := []string{"GOTRACEBACK=all"}
+	if e.Real != nil {
+		kargs, kenv := e.Real.MinkArgs()
+		args, env = append(args, kargs...), append(env, kenv...)
+	}
 	args = append(args, opts.Args...)
 
 	// A test binary that crashes leaves no node running (proc.Start).
-	p, err := proc.Start(e.bin, args, filepath.Join(dir, "mink.log"), "GOTRACEBACK=all")
+	p, err := proc.Start(e.bin, args, filepath.Join(dir, "mink.log"), env...)
 	if err != nil {
 		e.t.Fatalf("clustertest: %s: %v", opts.ID, err)
 	}

@@ -62,10 +62,14 @@ type Producer struct {
 // {"n":<sequence>,"v":"<random text of varying length>"}.
 func (e *Env) StartProducer(topic string, partitions int, rate int) *Producer {
 	e.t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(e.Brokers...),
+	opts := []kgo.Opt{kgo.SeedBrokers(e.Brokers...)}
+	if e.Real != nil {
+		opts = e.Real.ClientOpts()
+	}
+	cl, err := kgo.NewClient(append(opts,
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.ProducerLinger(5*time.Millisecond))
+		kgo.ProducerLinger(5*time.Millisecond))...)
 	if err != nil {
 		e.t.Fatalf("clustertest: producer: %v", err)
 	}
