@@ -14,6 +14,7 @@ server (the Iceberg plugin only); the Java is $TRINO_JAVA_HOME, else
 Queries go through the `trino` client from PyPI.
 
 Checks (each compares values with the GeoJSON source or the spec):
+  - README.md holds trino.conf.md's block, as this run uses it;
   - start: the server answers /v1/info with starting=false;
   - SELECT of the current snapshot: every feature's id, type, each property
     (timestamps as epoch ms) and geometry, floats exact;
@@ -245,6 +246,14 @@ def main():
         t0 = time.monotonic()
         version = server.wait_ready()
         emit({"engine": "trino", "version": version})
+
+        def readme_shows_block():
+            with open(os.path.join(HERE, "trino.conf.md")) as f:
+                block = re.search(r"```properties\n.*?```", f.read(), re.S).group(0)
+            with open(os.path.join(ROOT, "README.md")) as f:
+                ok = block in f.read()
+            return ok, "README.md %s trino.conf.md's block" % ("holds" if ok else "lacks (or changed)")
+        Checker().run("README shows the catalog file this run uses", readme_shows_block)
         conn = trino.dbapi.connect(host="127.0.0.1", port=server.port, user="compat",
                                    catalog="mink", request_timeout=600)
         # /v1/info says started before the node has announced itself to the
