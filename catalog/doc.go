@@ -21,8 +21,9 @@
 //     (s3.endpoint = the advertised URL, path-style addressing, region).
 //   - LoadTableResult repeats those keys in its "config", with the static
 //     credentials the S3 API accepts (auth none) or vended ones (auth
-//     principals), because DuckDB and Trino ignore the catalog-level
-//     defaults.
+//     principals), because DuckDB ignores the catalog-level defaults.
+//     Trino (476) takes only the credentials of a load and reads endpoint,
+//     path style and region from its own catalog file (trinodb/trino#25187).
 //   - Namespaces are the dotted namespace column of the tables table, read as
 //     a tree: a namespace exists while a table lives in it or below it.
 //     Multipart namespaces travel joined by the unit separator 0x1F (%1F in a

@@ -127,8 +127,9 @@ func New(cfg Config, pool *pgxpool.Pool) (*Handler, error) {
 		mux: http.NewServeMux(),
 	}
 
-	// The keys that point an engine's S3 client at this node. DuckDB and
-	// Trino read them only from the table's config, so both carry them.
+	// The keys that point an engine's S3 client at this node. DuckDB reads
+	// them only from the table's config, so both carry them (Trino 476
+	// reads them from neither: trinodb/trino#25187).
 	defaults := map[string]string{
 		"s3.endpoint":          cfg.AdvertiseURL,
 		"s3.path-style-access": "true",
