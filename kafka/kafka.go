@@ -113,21 +113,24 @@ func (c *Client) ListOffsets(ctx context.Context, topic string) (map[int32]Offse
 	// Three ListOffsets requests (earliest, latest, latest read_committed),
 	// sent at once: a table load waits for all three.
 	var starts, ends, stables kadm.ListedOffsets
-	g, gctx := errgroup.WithContext(ctx)
-	for _, q := range []struct {
-		into *kadm.ListedOffsets
-		list func(context.Context, ...string) (kadm.ListedOffsets, error)
-	}{{&starts, c.adm.ListStartOffsets}, {&ends, c.adm.ListEndOffsets}, {&stables, c.adm.ListCommittedOffsets}} {
-		g.Go(func() error {
-			offs, err := q.list(gctx, topic)
-			if err == nil {
-				err = offs.Error()
-			}
-			*q.into = offs
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+	err := c.retryPartitionErrors(ctx, func() error {
+		g, gctx := errgroup.WithContext(ctx)
+		for _, q := range []struct {
+			into *kadm.ListedOffsets
+			list func(context.Context, ...string) (kadm.ListedOffsets, error)
+		}{{&starts, c.adm.ListStartOffsets}, {&ends, c.adm.ListEndOffsets}, {&stables, c.adm.ListCommittedOffsets}} {
+			g.Go(func() error {
+				offs, err := q.list(gctx, topic)
+				if err == nil {
+					err = offs.Error()
+				}
+				*q.into = offs
+				return err
+			})
+		}
+		return g.Wait()
+	})
+	if err != nil {
 		return nil, unavailable(err)
 	}
 	out := make(map[int32]Offsets)

@@ -17,10 +17,14 @@ import (
 func (c *Client) LastStableOffsets(ctx context.Context, topic string) (map[int32]int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	offs, err := c.adm.ListCommittedOffsets(ctx, topic)
-	if err == nil {
-		err = offs.Error()
-	}
+	var offs kadm.ListedOffsets
+	err := c.retryPartitionErrors(ctx, func() (err error) {
+		offs, err = c.adm.ListCommittedOffsets(ctx, topic)
+		if err == nil {
+			err = offs.Error()
+		}
+		return err
+	})
 	if err != nil {
 		return nil, unavailable(err)
 	}

@@ -103,7 +103,22 @@ func WaitExact(t testing.TB, nodeURL, tableName string, produced Produced) {
 	WaitCommitted(t, nodeURL, tableName, produced.Ends(), CommitTimeout)
 	start := time.Now()
 	at := ScanAll(t, nodeURL, tableName)
+	diff, unsure := Mismatch(t, at, produced)
+	if diff != "" {
+		t.Fatalf("clustertest: %s is not exact: %s", tableName, diff)
+	}
+	t.Logf("clustertest: %s exact: %d records in %d partitions read through %s (%d from failed produces) in %s",
+		tableName, len(produced.Records), len(produced.Ends()), nodeURL, unsure, time.Since(start).Round(time.Millisecond))
+}
 
+// Mismatch compares the rows of at with produced: every acknowledged
+// record exactly once, at its partition and offset, with its value bytes,
+// and no row of a record that was not produced (a row of an Unsure value
+// is allowed and counted). It returns "" and that count when they match,
+// else a summary with the first differences. The table's value column
+// must be raw (binary) or string.
+func Mismatch(t testing.TB, at arrow.Table, produced Produced) (diff string, unsure int) {
+	t.Helper()
 	type pk struct {
 		p int32
 		o int64
@@ -113,7 +128,7 @@ func WaitExact(t testing.TB, nodeURL, tableName string, produced Produced) {
 		want[pk{r.Partition, r.Offset}] = r.Value
 	}
 	seen := make(map[pk]bool, len(want))
-	var extra, unsure, dup, wrong int
+	var extra, dup, wrong int
 	var firstErr []string
 	report := func(format string, args ...any) {
 		if len(firstErr) < 10 {
@@ -147,12 +162,11 @@ func WaitExact(t testing.TB, nodeURL, tableName string, produced Produced) {
 			report("record p%d@%d missing", k.p, k.o)
 		}
 	}
-	if dup+extra+wrong+missing > 0 {
-		t.Fatalf("clustertest: %s is not exact: %d rows, %d produced: %d missing, %d duplicated, %d not produced, %d wrong values:\n  %s",
-			tableName, at.NumRows(), len(want), missing, dup, extra, wrong, strings.Join(firstErr, "\n  "))
+	if dup+extra+wrong+missing == 0 {
+		return "", unsure
 	}
-	t.Logf("clustertest: %s exact: %d records in %d partitions read through %s (%d from failed produces) in %s",
-		tableName, len(want), len(produced.Ends()), nodeURL, unsure, time.Since(start).Round(time.Millisecond))
+	return fmt.Sprintf("%d rows, %d produced: %d missing, %d duplicated, %d not produced, %d wrong values:\n  %s",
+		at.NumRows(), len(want), missing, dup, extra, wrong, strings.Join(firstErr, "\n  ")), unsure
 }
 
 // EachRow calls f with the Kafka partition, offset and value bytes of each
@@ -188,9 +202,20 @@ func valueAt(t testing.TB, a arrow.Array, i int) []byte {
 // released when the test ends.
 func ScanAll(t testing.TB, nodeURL, tableName string) arrow.Table {
 	t.Helper()
+	at, err := TryScan(nodeURL, tableName)
+	if err != nil {
+		t.Fatalf("clustertest: %v", err)
+	}
+	t.Cleanup(at.Release)
+	return at
+}
+
+// TryScan is ScanAll that returns its error; the caller releases the
+// table.
+func TryScan(nodeURL, tableName string) (arrow.Table, error) {
 	ns, name, ok := strings.Cut(tableName, ".")
 	if !ok {
-		t.Fatalf("clustertest: table %q is not ns.name", tableName)
+		return nil, fmt.Errorf("table %q is not ns.name", tableName)
 	}
 	// A bound on a whole-table read, not a performance assertion: a long
 	// soak leaves thousands of small files, each built from Kafka on first
@@ -199,18 +224,17 @@ func ScanAll(t testing.TB, nodeURL, tableName string) arrow.Table {
 	defer cancel()
 	cat, err := rest.NewCatalog(ctx, "mink", nodeURL)
 	if err != nil {
-		t.Fatalf("clustertest: catalog at %s: %v", nodeURL, err)
+		return nil, fmt.Errorf("catalog at %s: %w", nodeURL, err)
 	}
 	tbl, err := cat.LoadTable(ctx, table.Identifier{ns, name})
 	if err != nil {
-		t.Fatalf("clustertest: load %s: %v", tableName, err)
+		return nil, fmt.Errorf("load %s: %w", tableName, err)
 	}
 	at, err := tbl.Scan().ToArrowTable(ctx)
 	if err != nil {
-		t.Fatalf("clustertest: scan %s: %v", tableName, err)
+		return nil, fmt.Errorf("scan %s: %w", tableName, err)
 	}
-	t.Cleanup(at.Release)
-	return at
+	return at, nil
 }
 
 // Column returns the chunks of a top-level column, or of a field of a
