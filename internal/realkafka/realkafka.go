@@ -9,6 +9,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -501,6 +502,16 @@ func (c *Cluster) waitUp(timeout time.Duration, ok func(kadm.Metadata) (bool, st
 			}
 			want[n.id] = true
 		}
+		// Until every listener accepts, asking would only grow the
+		// client's backoff.
+		if addr := c.closedListener(want); addr != "" {
+			last = addr + " does not accept connections"
+			if time.Now().After(deadline) {
+				c.t.Fatalf("realkafka: cluster not up after %s: %s", timeout, last)
+			}
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		md, err := c.Admin().Metadata(ctx)
 		cancel()
@@ -527,6 +538,23 @@ func (c *Cluster) waitUp(timeout time.Duration, ok func(kadm.Metadata) (bool, st
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// closedListener returns the address of a client listener of the nodes
+// in ids that refuses a connection, or "".
+func (c *Cluster) closedListener(ids map[int32]bool) string {
+	for _, n := range c.nodes {
+		if !ids[n.id] {
+			continue
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", n.port)
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return addr
+		}
+		conn.Close()
+	}
+	return ""
 }
 
 // Addrs returns each broker's client listener, host:port, in node order.
