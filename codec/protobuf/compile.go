@@ -2,12 +2,16 @@ package protobuf
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/bufbuild/protocompile"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/minkhq/mink/codec/wire"
 )
@@ -37,10 +41,17 @@ func message(s *wire.Schema, indexes []int) (protoreflect.MessageDescriptor, err
 		main = "mink-schema-" + strconv.Itoa(i) + ".proto"
 	}
 	files[main] = s.Text
+	sources := &protocompile.SourceResolver{Accessor: protocompile.SourceAccessorFromMap(files)}
 	c := protocompile.Compiler{
-		Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{
-			Accessor: protocompile.SourceAccessorFromMap(files),
-		}),
+		Resolver: protocompile.WithStandardImports(protocompile.ResolverFunc(func(path string) (protocompile.SearchResult, error) {
+			if text, ok := files[path]; ok {
+				if fdp := serializedDescriptor(text); fdp != nil {
+					fdp.Name = proto.String(path)
+					return protocompile.SearchResult{Proto: fdp}, nil
+				}
+			}
+			return sources.FindFileByPath(path)
+		})),
 	}
 	compiled, err := c.Compile(context.Background(), main)
 	if err != nil {
@@ -79,4 +90,29 @@ func addReferences(files map[string]string, refs []wire.Reference, depth int) er
 		}
 	}
 	return nil
+}
+
+// serializedDescriptor returns the FileDescriptorProto that text holds when
+// it is one in base64 (standard alphabet, padded), else nil. A registry may
+// hold a Protobuf schema in that form rather than as .proto text: the
+// Confluent registry accepts it when a schema is registered and answers it
+// for ?format=serialized, confluent-kafka-python's ProtobufSerializer
+// registers its schemas that way, and Apicurio Registry stores and answers
+// them as registered. Confluent's own reader (ProtobufSchema in
+// kafka-protobuf-provider) accepts both. .proto text is never valid base64:
+// it has spaces, semicolons or braces.
+func serializedDescriptor(text string) *descriptorpb.FileDescriptorProto {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return nil
+	}
+	b, err := base64.StdEncoding.DecodeString(text)
+	if err != nil {
+		return nil
+	}
+	var fdp descriptorpb.FileDescriptorProto
+	if err := proto.Unmarshal(b, &fdp); err != nil {
+		return nil
+	}
+	return &fdp
 }
