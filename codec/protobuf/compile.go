@@ -114,5 +114,55 @@ func serializedDescriptor(text string) *descriptorpb.FileDescriptorProto {
 	if err := proto.Unmarshal(b, &fdp); err != nil {
 		return nil
 	}
+	for _, m := range fdp.MessageType {
+		setJSONNames(m)
+	}
+	for _, f := range fdp.Extension {
+		setJSONName(f)
+	}
 	return &fdp
+}
+
+// setJSONNames gives each field of m (nested messages too) without a
+// json_name its default one. protoc leaves json_name out of the
+// descriptors it embeds in generated code (what confluent-kafka-python
+// registers), and bufbuild/protocompile, linking a descriptor without its
+// source, takes a field without one for a field whose custom JSON name is
+// "", so that every two fields conflict ("custom JSON name "" conflicts
+// with custom JSON name of field id"). Mink names columns after the fields
+// and never uses JSON names.
+func setJSONNames(m *descriptorpb.DescriptorProto) {
+	for _, f := range m.Field {
+		setJSONName(f)
+	}
+	for _, f := range m.Extension {
+		setJSONName(f)
+	}
+	for _, n := range m.NestedType {
+		setJSONNames(n)
+	}
+}
+
+// setJSONName sets f's json_name, when unset or empty, to protoc's default:
+// the name with each underscore removed and the letter after it upper-cased
+// (protobuf's descriptor.proto, FieldDescriptorProto.json_name).
+func setJSONName(f *descriptorpb.FieldDescriptorProto) {
+	if f.GetJsonName() != "" {
+		return
+	}
+	var b strings.Builder
+	upper := false
+	for _, r := range f.GetName() {
+		switch {
+		case r == '_':
+			upper = true
+		case upper && 'a' <= r && r <= 'z':
+			b.WriteRune(r - 'a' + 'A')
+			upper = false
+		default:
+			b.WriteRune(r)
+			upper = false
+		}
+	}
+	f.JsonName = proto.String(b.String())
 }

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/minkhq/mink/codec/protobuf"
 	"github.com/minkhq/mink/codec/wire"
@@ -279,9 +280,25 @@ message E {
 // serialized returns the schema text a registry holds for a Protobuf
 // schema registered as a serialized FileDescriptorProto (base64), the form
 // confluent-kafka-python's ProtobufSerializer registers.
+//
+// No field has a json_name, as in the descriptors protoc embeds in
+// generated code (which confluent-kafka-python registers).
 func serialized(t *testing.T, md protoreflect.MessageDescriptor) string {
 	t.Helper()
-	b, err := proto.Marshal(protodesc.ToFileDescriptorProto(md.ParentFile()))
+	fdp := protodesc.ToFileDescriptorProto(md.ParentFile())
+	var clear func(m *descriptorpb.DescriptorProto)
+	clear = func(m *descriptorpb.DescriptorProto) {
+		for _, f := range m.Field {
+			f.JsonName = nil
+		}
+		for _, n := range m.NestedType {
+			clear(n)
+		}
+	}
+	for _, m := range fdp.MessageType {
+		clear(m)
+	}
+	b, err := proto.Marshal(fdp)
 	require.NoError(t, err)
 	return base64.StdEncoding.EncodeToString(b)
 }
@@ -291,7 +308,7 @@ func serialized(t *testing.T, md protoreflect.MessageDescriptor) string {
 // registered, converts and decodes as its .proto text does.
 func TestSerializedDescriptor(t *testing.T) {
 	text := `syntax = "proto3"; package usgs; import "google/protobuf/timestamp.proto"; import "geo.proto";
-message Quake { string id = 1; optional double mag = 2; google.protobuf.Timestamp time = 3; geo.Point at = 4; }`
+message Quake { string id = 1; optional double mag = 2; google.protobuf.Timestamp time = 3; geo.Point at = 4; int32 event_count = 5; }`
 	geo := wire.Reference{Name: "geo.proto", Subject: "geo", Version: 1, Schema: wire.Schema{
 		Type: wire.TypeProtobuf, Text: `syntax = "proto3"; package geo; message Point { repeated double coordinates = 1; }`,
 	}}
@@ -305,9 +322,9 @@ message Quake { string id = 1; optional double mag = 2; google.protobuf.Timestam
 	typ, err := protobuf.Convert(s, nil)
 	require.NoError(t, err)
 	require.Equal(t, asText.String(), typ.String())
-	got, err := rows(t, s, nil, nil, payload(t, md, `{"id": "q1", "mag": 2.5, "time": "2018-02-07T01:26:13.840Z", "at": {"coordinates": [-118.6671667, 34.4945, 26.49]}}`))
+	got, err := rows(t, s, nil, nil, payload(t, md, `{"id": "q1", "mag": 2.5, "time": "2018-02-07T01:26:13.840Z", "at": {"coordinates": [-118.6671667, 34.4945, 26.49]}, "eventCount": 7}`))
 	require.NoError(t, err)
-	require.Equal(t, []string{`{"at":{"coordinates":[-118.6671667,34.4945,26.49]},"id":"q1","mag":2.5,"time":"2018-02-07T01:26:13.84Z"}`}, got)
+	require.Equal(t, []string{`{"at":{"coordinates":[-118.6671667,34.4945,26.49]},"event_count":7,"id":"q1","mag":2.5,"time":"2018-02-07T01:26:13.84Z"}`}, got)
 
 	// Base64 that is no FileDescriptorProto stays text, and fails as such.
 	_, err = protobuf.Convert(schema(base64.StdEncoding.EncodeToString([]byte{0xff, 0xff})), nil)

@@ -5,7 +5,7 @@ schemas in a real registry:
   <prefix>avro         AvroSerializer, devenv/earthquakes.avsc
   <prefix>protobuf     ProtobufSerializer, e2e/testdata/earthquakes.proto
                        (compiled at run time by grpcio-tools' protoc)
-  <prefix>json-schema  JSONSchemaSerializer, compat/clients/earthquakes.jsonschema.json
+  <prefix>json-schema  JSONSerializer, compat/clients/earthquakes.jsonschema.json
 
 Each GeoJSON feature is one record, key = its id (UTF-8), into the subject
 <topic>-value (TopicNameStrategy, the serializers' default).
@@ -28,7 +28,7 @@ import tempfile
 from confluent_kafka import Producer
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
-from confluent_kafka.schema_registry.json_schema import JSONSchemaSerializer
+from confluent_kafka.schema_registry.json_schema import JSONSerializer
 from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext, StringSerializer
 
@@ -129,7 +129,7 @@ def main():
         ("avro", AvroSerializer(sr, avro_schema), avro_value),
         ("protobuf", ProtobufSerializer(pb.Earthquake, sr, {"use.deprecated.format": False}),
          lambda f: proto_value(pb, f)),
-        ("json-schema", JSONSchemaSerializer(json_schema, sr), json_value),
+        ("json-schema", JSONSerializer(json_schema, sr), json_value),
     ]
     keys = StringSerializer("utf_8")
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
