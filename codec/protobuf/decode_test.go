@@ -1,11 +1,16 @@
 package protobuf_test
 
 import (
+	"encoding/base64"
 	"testing"
 
 	"github.com/apache/iceberg-go"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/minkhq/mink/codec/protobuf"
 	"github.com/minkhq/mink/codec/wire"
@@ -270,4 +275,58 @@ message E {
 	require.Equal(t, []string{`{"a":null,"b":0,"c":7}`}, got)
 	_, err = rows(t, s, nil, nil, []byte{})
 	require.EqualError(t, err, "field c: required field is missing")
+}
+
+// serialized returns the schema text a registry holds for a Protobuf
+// schema registered as a serialized FileDescriptorProto (base64), the form
+// confluent-kafka-python's ProtobufSerializer registers.
+//
+// No field has a json_name, as in the descriptors protoc embeds in
+// generated code (which confluent-kafka-python registers).
+func serialized(t *testing.T, md protoreflect.MessageDescriptor) string {
+	t.Helper()
+	fdp := protodesc.ToFileDescriptorProto(md.ParentFile())
+	var clear func(m *descriptorpb.DescriptorProto)
+	clear = func(m *descriptorpb.DescriptorProto) {
+		for _, f := range m.Field {
+			f.JsonName = nil
+		}
+		for _, n := range m.NestedType {
+			clear(n)
+		}
+	}
+	for _, m := range fdp.MessageType {
+		clear(m)
+	}
+	b, err := proto.Marshal(fdp)
+	require.NoError(t, err)
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// A schema (and a reference) held as a base64 FileDescriptorProto, as
+// Apicurio Registry keeps what confluent-kafka-python's ProtobufSerializer
+// registered, converts and decodes as its .proto text does.
+func TestSerializedDescriptor(t *testing.T) {
+	text := `syntax = "proto3"; package usgs; import "google/protobuf/timestamp.proto"; import "geo.proto";
+message Quake { string id = 1; optional double mag = 2; google.protobuf.Timestamp time = 3; geo.Point at = 4; int32 event_count = 5; }`
+	geo := wire.Reference{Name: "geo.proto", Subject: "geo", Version: 1, Schema: wire.Schema{
+		Type: wire.TypeProtobuf, Text: `syntax = "proto3"; package geo; message Point { repeated double coordinates = 1; }`,
+	}}
+	md := descriptor(t, schema(text, geo))
+	asText, err := protobuf.Convert(schema(text, geo), nil)
+	require.NoError(t, err)
+
+	geoSerialized := geo
+	geoSerialized.Schema.Text = serialized(t, md.Fields().ByName("at").Message())
+	s := schema(serialized(t, md), geoSerialized)
+	typ, err := protobuf.Convert(s, nil)
+	require.NoError(t, err)
+	require.Equal(t, asText.String(), typ.String())
+	got, err := rows(t, s, nil, nil, payload(t, md, `{"id": "q1", "mag": 2.5, "time": "2018-02-07T01:26:13.840Z", "at": {"coordinates": [-118.6671667, 34.4945, 26.49]}, "eventCount": 7}`))
+	require.NoError(t, err)
+	require.Equal(t, []string{`{"at":{"coordinates":[-118.6671667,34.4945,26.49]},"event_count":7,"id":"q1","mag":2.5,"time":"2018-02-07T01:26:13.84Z"}`}, got)
+
+	// Base64 that is no FileDescriptorProto stays text, and fails as such.
+	_, err = protobuf.Convert(schema(base64.StdEncoding.EncodeToString([]byte{0xff, 0xff})), nil)
+	require.Error(t, err)
 }
