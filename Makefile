@@ -11,7 +11,7 @@ GO ?= go
 # continuous produce; the table is checked exact at the end).
 DURATION ?= 2m
 
-.PHONY: all build deps dev test test-race vet lint clean soak bench fuzz
+.PHONY: all build deps dev test test-race vet lint clean soak bench fuzz compat
 
 all: build
 
@@ -44,6 +44,18 @@ soak: deps
 FUZZTIME ?= 20s
 fuzz: deps
 	$(GO) run ./internal/pgtest/withpg -- env FUZZTIME=$(FUZZTIME) scripts/fuzz
+
+# The compatibility suite (package compat): a real Apache Kafka from Maven
+# Central's jars, librdkafka producers and consumers, and the engines
+# (PyIceberg, DuckDB, Spark, Trino) from PyPI and Maven Central, each
+# installed into the user's cache on first use (scripts/ensure-python,
+# scripts/ensure-maven). Prints the matrix, also kept in MATRIX.
+MATRIX ?= bin/compat-matrix.md
+compat: deps
+	@scripts/ensure-python >/dev/null
+	@mkdir -p $(dir $(MATRIX)) && rm -f $(MATRIX)
+	@$(GO) run ./internal/pgtest/withpg -- env MINK_COMPAT=1 MINK_COMPAT_MATRIX=$(abspath $(MATRIX)) \
+		$(GO) test -count=1 -timeout 40m ./internal/realkafka/ ./compat/; s=$$?; cat $(MATRIX) 2>/dev/null; exit $$s
 
 lint:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }

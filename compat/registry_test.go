@@ -1,7 +1,4 @@
-// Package compat_test runs Mink against clients and services it did not
-// write. The tests run only with MINK_COMPAT=1 (they install from PyPI and
-// Maven Central on first use; see scripts/ensure-python, ensure-maven).
-package compat_test
+package compat
 
 import (
 	"bytes"
@@ -9,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -19,20 +15,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/minkhq/mink/internal/clustertest"
+	"github.com/minkhq/mink/internal/realkafka"
 	"github.com/minkhq/mink/internal/registryproc"
 	"github.com/minkhq/mink/internal/shareddata"
-	"github.com/minkhq/mink/internal/testkit"
 )
-
-// TestMain starts PostgreSQL only for the tests that run (MINK_COMPAT=1);
-// without it every test skips.
-func TestMain(m *testing.M) {
-	if os.Getenv(registryproc.CompatEnv) != "1" {
-		testkit.Main(m)
-		return
-	}
-	testkit.MainPostgres(m)
-}
 
 // The USGS feed produced by confluent-kafka's own AvroSerializer,
 // ProtobufSerializer and JSONSchemaSerializer (compat/clients/
@@ -41,15 +27,13 @@ func TestMain(m *testing.M) {
 // avro, protobuf and json-schema equal to the GeoJSON source, every field
 // of every feature.
 func TestConfluentSerializersThroughRealRegistry(t *testing.T) {
-	registryproc.SkipUnlessCompat(t)
 	usgs, ok := shareddata.Find("usgs-earthquakes-week.geojson")
 	if !ok {
-		t.Skip("no shared data: usgs-earthquakes-week.geojson")
+		t.Fatal("the USGS feed (shared/data/usgs-earthquakes-week.geojson) is not found")
 	}
-	python := registryproc.Python(t)
 	registry := registryproc.Start(t)
 
-	env := clustertest.New(t)
+	env := clustertest.New(t, clustertest.RealKafka(realkafka.Start(t, realkafka.Options{})))
 	node := env.StartNode(clustertest.NodeOptions{Args: []string{"--schema-registry", registry}})
 	formats := []string{"avro", "protobuf", "json-schema"}
 	for _, f := range formats {
@@ -57,8 +41,7 @@ func TestConfluentSerializersThroughRealRegistry(t *testing.T) {
 	}
 
 	start := time.Now()
-	cmd := exec.Command(python, filepath.Join(registryproc.Root(t), "compat", "clients", "registry_produce.py"),
-		strings.Join(env.Brokers, ","), registry, "usgs-", usgs)
+	cmd := exec.Command(python(t), "clients/registry_produce.py", strings.Join(env.Brokers, ","), registry, "usgs-", usgs)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -76,8 +59,10 @@ func TestConfluentSerializersThroughRealRegistry(t *testing.T) {
 	t.Logf("registry_produce.py: %d records acknowledged in %s", len(acked), time.Since(start).Round(time.Millisecond))
 
 	want := loadSource(t, usgs)
+	component := "Apicurio Registry " + registryproc.Version + " (Confluent API)"
+	client := "confluent-kafka " + confluentKafkaVersion(t) + " serializers"
 	for _, f := range formats {
-		t.Run(f, func(t *testing.T) {
+		check(t, component, client, f+": every value equals the feed", func(t *testing.T) {
 			topic := "usgs-" + f
 			name := "usgs." + strings.ReplaceAll(f, "-", "_")
 			ns, tbl, _ := strings.Cut(name, ".")

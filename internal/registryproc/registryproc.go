@@ -2,9 +2,7 @@
 // tests: Apicurio Registry (2.4.2.Final, Maven Central's artifacts built by
 // scripts/ensure-maven from compat/deps/apicurio-registry) as a separate
 // Java process on a free loopback port, with its default in-memory storage,
-// reached through its Confluent-compatible API. It also finds the Python
-// environment of compat/requirements.txt (scripts/ensure-python) that the
-// tests' clients run in.
+// reached through its Confluent-compatible API.
 //
 // Both install from the package registries on first use (minutes) and are
 // cached in the user's cache directory afterwards, so the tests that use
@@ -24,6 +22,10 @@ import (
 
 	"github.com/minkhq/mink/internal/testkit/proc"
 )
+
+// Version is the Apicurio Registry that compat/deps/apicurio-registry
+// builds.
+const Version = "2.4.2.Final"
 
 // CompatEnv is the environment variable that turns the compatibility
 // tests on ("1").
@@ -78,15 +80,6 @@ func ensure(t testing.TB, script string, args ...string) string {
 	}
 	t.Logf("registryproc: scripts/%s %s: %s (%s)", script, strings.Join(args, " "), out, time.Since(start).Round(time.Millisecond))
 	return out
-}
-
-// Python returns the interpreter of the virtual environment of
-// compat/requirements.txt (scripts/ensure-python). It skips t unless
-// MINK_COMPAT=1.
-func Python(t testing.TB) string {
-	t.Helper()
-	SkipUnlessCompat(t)
-	return filepath.Join(ensure(t, "ensure-python"), "bin", "python")
 }
 
 // Start starts Apicurio Registry on a free loopback port and returns the
