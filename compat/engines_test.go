@@ -35,6 +35,16 @@ type spec struct {
 	Tables     map[string]string `json:"tables"`
 	Snapshots  []snapshotSpec    `json:"snapshots"`
 	DLQ        dlqSpec           `json:"dlq"`
+	Stream     *streamSpec       `json:"stream,omitempty"`
+}
+
+// streamSpec is a table for streaming readers (Spark Structured
+// Streaming): a string table of an empty topic, and the command (argv)
+// that produces its records while the stream runs, printing one JSON
+// line per record as compat/clients/produce.py does.
+type streamSpec struct {
+	Table   string   `json:"table"`
+	Produce []string `json:"produce"`
 }
 
 // snapshotSpec is one point of the table's history and the event ids it
@@ -184,6 +194,16 @@ func newEngineFixture(t *testing.T) *engineFixture {
 		},
 		DLQ: dlqSpec{Table: ns + "." + name + "~dlq", Values: dead},
 	}
+	// The stream's topic: 3 partitions, about 15 s of records at 200 a
+	// second, produced by the engine while its stream runs.
+	k.CreateTopic("stream", 3, 1, nil)
+	if err := env.CreateTable(ctx, url, map[string]any{"namespace": ns, "name": "stream", "topic": "stream", "value_format": "string"}); err != nil {
+		t.Fatal(err)
+	}
+	produce, _ := filepath.Abs("clients/produce.py")
+	s.Stream = &streamSpec{Table: ns + ".stream", Produce: []string{python(t), produce, "stream",
+		"--bootstrap", strings.Join(k.Addrs(), ","), "--topic", "stream", "--partitions", "3",
+		"--count", "3000", "--rate", "200", "--idempotent"}}
 	f := &engineFixture{specFile: filepath.Join(t.TempDir(), "spec.json")}
 	writeJSON(t, f.specFile, s)
 	t.Logf("compat: %s holds %d events (%d at snapshot %s), %d dead letters; spec %s", ns+"."+name, len(ids), half, id, len(dead), f.specFile)
