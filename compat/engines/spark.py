@@ -8,14 +8,15 @@ a consumer-group tag, FOR TIMESTAMP AS OF, the dead-letter table), a spec
 with "stream" runs a Structured Streaming check:
 
   "stream": {"table": "compat.stream",
-             "produce": ["python", ".../produce.py", "stream", "--bootstrap", "...", "--topic", "...", ...]}
+             "produce": ["python", ".../produce.py", "stream", "--bootstrap", "...", "--topic", "...", ...],
+             "pause_s": 12}
 
 The table is a `string` table (column `value`) of the topic produce.py
 writes to. The script starts a stream (readStream.format("iceberg")) into a
 JSON file sink with a checkpoint, runs the producer (one JSON line per
 acknowledged record: p, o, v), stops the stream part way, lets Mink's writer
 commit, replace tail files and assemble meanwhile, restarts the stream from
-its checkpoint, and at the end compares the sink's rows with the records
+its checkpoint (after pause_s seconds, 12 unless said), and at the end compares the sink's rows with the records
 produced: each (partition, offset, value) exactly once.
 
 Stdout: one JSON line per check; stderr: logs.
@@ -231,7 +232,7 @@ def stream_check(spark, st, work):
     phases.append("run 1: %d rows, %d batches" % (n1, len(q.recentProgress)))
     # Stopped: records keep arriving, Mink's writer commits, replaces tail
     # files and assembles.
-    time.sleep(12)
+    time.sleep(float(st.get("pause_s", 12)))
     q = start()
     if not done.wait(600):
         raise RuntimeError("the producer did not finish in 10 minutes")
@@ -309,6 +310,13 @@ def main():
         want = spec["tables"]["earthquakes"].rsplit(".", 1)[1]
         return want in names, "%d keys from spark.conf.md; SHOW TABLES IN mink.%s: %s" % (len(conf), ns, sorted(names)[:6])
 
+    def readme_block():
+        with open(os.path.join(HERE, "spark.conf.md")) as f:
+            block = re.search(r"```properties\n.*?```", f.read(), re.S).group(0)
+        with open(os.path.join(ROOT, "README.md")) as f:
+            return block in f.read(), "README.md holds spark.conf.md's block verbatim"
+
+    c.run("README shows spark.conf.md's block", readme_block)
     c.run("session with README's configuration, SHOW TABLES", start_spark)
     if spark is None:
         return 0
