@@ -28,6 +28,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -193,9 +194,11 @@ def stream_check(spark, st, work):
     produced = []
     failed = []
     done = threading.Event()
+    procs = []
 
     def produce():
         p = subprocess.Popen(st["produce"], stdout=subprocess.PIPE, text=True)
+        procs.append(p)
         for line in p.stdout:
             r = json.loads(line)
             if r.get("failed"):
@@ -213,9 +216,20 @@ def stream_check(spark, st, work):
         return (df.writeStream.format("json").option("path", out).option("checkpointLocation", ck)
                 .trigger(processingTime="1 second").start())
 
+    try:
+        return run_stream(spark, st, out, ck, produced, failed, done, start, produce)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run_stream(spark, st, out, ck, produced, failed, done, start, produce):
     def rows_of(q):
         return sum(p.get("numInputRows", 0) for p in q.recentProgress)
 
+    table = ident(st["table"])
     phases = []
     q = start()
     th = threading.Thread(target=produce, daemon=True)
