@@ -115,6 +115,7 @@ func (p *pyProducer) wait(t *testing.T) (clustertest.Produced, int) {
 // node of two is killed mid-stream and a third joins: every committed
 // record at its partition and offset with its bytes, no aborted one.
 func TestRealKafkaExactlyOnce(t *testing.T) {
+	timePart(t, "real Kafka: 4 librdkafka producers, a Mink node killed")
 	k := realkafka.Start(t, realkafka.Options{})
 	env := clustertest.New(t, clustertest.RealKafka(k))
 	a := env.StartNode(clustertest.NodeOptions{})
@@ -206,6 +207,7 @@ func logRecords(t *testing.T, k *realkafka.Cluster, topic string) clustertest.Pr
 // its first segments (log start offset above 0); and a topic of more
 // than 64 partitions.
 func TestRealKafkaTopicShapes(t *testing.T) {
+	timePart(t, "real Kafka: 80 partitions, retention, compaction")
 	k := realkafka.Start(t, realkafka.Options{ServerProps: map[string]string{
 		"log.cleaner.backoff.ms":            "200",
 		"log.retention.check.interval.ms":   "500",
@@ -358,6 +360,7 @@ func waitScanEquals(t *testing.T, url, tableName string, want clustertest.Produc
 // indexing and loads go on by themselves, and the table holds every
 // acknowledged record exactly once.
 func TestRealKafkaLeaderKilled(t *testing.T) {
+	timePart(t, "real Kafka, 3 brokers: a leader killed")
 	k := realkafka.Start(t, realkafka.Options{Brokers: 3})
 	env := clustertest.New(t, clustertest.RealKafka(k))
 	a := env.StartNode(clustertest.NodeOptions{})
@@ -385,6 +388,7 @@ func TestRealKafkaLeaderKilled(t *testing.T) {
 // TestRealKafkaTLSAndSCRAM: Mink over a real broker's SASL_SSL listener
 // (TLS, SCRAM-SHA-512), fed by librdkafka over the same listener.
 func TestRealKafkaTLSAndSCRAM(t *testing.T) {
+	timePart(t, "real Kafka: TLS and SCRAM")
 	k := realkafka.Start(t, realkafka.Options{TLS: true, SCRAM: map[string]string{"mink": "mink-secret-1"}})
 	env := clustertest.New(t, clustertest.RealKafka(k))
 	a := env.StartNode(clustertest.NodeOptions{})

@@ -20,8 +20,28 @@ type row struct {
 }
 
 type rows struct {
-	mu   sync.Mutex
-	rows []row
+	mu    sync.Mutex
+	rows  []row
+	parts []part
+}
+
+// part is one test of the suite as a whole: its setup (brokers, nodes,
+// engines started) included.
+type part struct {
+	Name string
+	OK   bool
+	Time time.Duration
+}
+
+// timePart records how long test t takes, setup and cleanup included, as
+// a part named name.
+func timePart(t *testing.T, name string) {
+	start := time.Now()
+	t.Cleanup(func() {
+		matrix.mu.Lock()
+		defer matrix.mu.Unlock()
+		matrix.parts = append(matrix.parts, part{Name: name, OK: !t.Failed(), Time: time.Since(start)})
+	})
 }
 
 // matrix collects the rows of the whole run; TestMain prints it.
@@ -72,6 +92,20 @@ func (m *rows) print(w io.Writer) {
 			res += ": " + strings.ReplaceAll(r.Detail, "|", "/")
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %.1f s |\n", r.Component, r.Version, r.Check, res, r.Time.Seconds())
+	}
+	if len(m.parts) > 0 {
+		fmt.Fprintln(w, "\n| part | result | time |")
+		fmt.Fprintln(w, "|---|---|---|")
+		var total time.Duration
+		for _, p := range m.parts {
+			res := "pass"
+			if !p.OK {
+				res = "FAIL"
+			}
+			total += p.Time
+			fmt.Fprintf(w, "| %s | %s | %.0f s |\n", p.Name, res, p.Time.Seconds())
+		}
+		fmt.Fprintf(w, "| all parts | | %.0f s |\n", total.Seconds())
 	}
 	fmt.Fprintf(w, "compat: %d passed, %d failed, %d skipped\n", pass, fail, skip)
 }

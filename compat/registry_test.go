@@ -27,6 +27,7 @@ import (
 // avro, protobuf and json-schema equal to the GeoJSON source, every field
 // of every feature.
 func TestConfluentSerializersThroughRealRegistry(t *testing.T) {
+	timePart(t, "Apicurio Registry and confluent-kafka serializers")
 	usgs, ok := shareddata.Find("usgs-earthquakes-week.geojson")
 	if !ok {
 		t.Fatal("the USGS feed (shared/data/usgs-earthquakes-week.geojson) is not found")
