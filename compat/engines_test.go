@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/minkhq/mink/admin"
 	"github.com/minkhq/mink/devenv"
+	"github.com/minkhq/mink/internal/flights"
 	"github.com/minkhq/mink/internal/pgtest"
 	"github.com/minkhq/mink/internal/realkafka"
 	"github.com/minkhq/mink/internal/shareddata"
@@ -36,7 +38,19 @@ type spec struct {
 	Snapshots  []snapshotSpec    `json:"snapshots"`
 	DLQ        dlqSpec           `json:"dlq"`
 	Stream     *streamSpec       `json:"stream,omitempty"`
+	Flights    *flightsSpec      `json:"flights,omitempty"`
 }
+
+// flightsSpec is a json table of the first Rows flight records of the
+// Parquet file (internal/flights: its schema and JSON form).
+type flightsSpec struct {
+	Table   string `json:"table"`
+	Parquet string `json:"parquet"`
+	Rows    int    `json:"rows"`
+}
+
+// flightRows is how many flight records the engines read back.
+const flightRows = 50000
 
 // streamSpec is a table for streaming readers (Spark Structured
 // Streaming): a string table of an empty topic, and the command (argv)
@@ -210,10 +224,34 @@ func newEngineFixture(t *testing.T) *engineFixture {
 	s.Stream = &streamSpec{Table: ns + ".stream", Produce: []string{python(t), produce, "stream",
 		"--bootstrap", strings.Join(k.Addrs(), ","), "--topic", "stream", "--partitions", "3",
 		"--count", "3000", "--rate", "50", "--idempotent"}, PauseS: 70}
+	s.Flights = produceFlights(t, k, env, url, ns)
 	f := &engineFixture{specFile: filepath.Join(t.TempDir(), "spec.json")}
 	writeJSON(t, f.specFile, s)
 	t.Logf("compat: %s holds %d events (%d at snapshot %s), %d dead letters; spec %s", ns+"."+name, len(ids), half, id, len(dead), f.specFile)
 	return f
+}
+
+// produceFlights produces the first flightRows flight records as JSON
+// with librdkafka into topic flights, under a json table ns.flights, and
+// waits until the table holds them.
+func produceFlights(t *testing.T, k *realkafka.Cluster, env *devenv.Env, url, ns string) *flightsSpec {
+	path, ok := shareddata.Find(flights.File)
+	if !ok {
+		t.Fatalf("the flight records (shared/data/%s) are not found", flights.File)
+	}
+	path, _ = filepath.Abs(path)
+	k.CreateTopic("flights", 3, 1, nil)
+	if err := env.CreateTable(context.Background(), url, map[string]any{"namespace": ns, "name": "flights", "topic": "flights",
+		"value_format": "json", "schema": json.RawMessage(flights.Schema)}); err != nil {
+		t.Fatal(err)
+	}
+	out := runPython(t, 5*time.Minute, "clients/produce.py", "flights", "--bootstrap", strings.Join(k.Addrs(), ","),
+		"--topic", "flights", "--parquet", path, "--count", strconv.Itoa(flightRows), "--idempotent", "--compression", "lz4")
+	if n := bytes.Count(out, []byte("\n")); n != flightRows || bytes.Contains(out, []byte(`"failed": true`)) {
+		t.Fatalf("%d flight records acknowledged of %d (or some failed)", n, flightRows)
+	}
+	waitCaughtUp(t, url, env.Credential, ns+".flights")
+	return &flightsSpec{Table: ns + ".flights", Parquet: path, Rows: flightRows}
 }
 
 // featureIDs returns the event ids of the feed, in order.

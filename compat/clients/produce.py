@@ -10,6 +10,10 @@ Modes:
   usgs     the features of a GeoJSON feed (--geojson), key = the event id,
            value = the feature's JSON text as the feed has it, features
            [--from, --to); --bad N appends N values that are not JSON.
+  flights  the first COUNT rows of the flight records (--parquet), each as
+           {"date":"2001-01-01T00:01:00Z","delay":33,"distance":2176,
+           "origin":"LAS","destination":"PHL"} (the form of Go's
+           internal/flights.JSON), no key.
 
 Producer settings: --idempotent, --transactional (transactions of --txn-size
 records; every --abort-every-th one is aborted: its records are written to
@@ -29,7 +33,8 @@ from confluent_kafka import Producer, KafkaException
 
 def parse_args():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["stream", "usgs"])
+    ap.add_argument("mode", choices=["stream", "usgs", "flights"])
+    ap.add_argument("--parquet")
     ap.add_argument("--bootstrap", required=True)
     ap.add_argument("--topic", required=True)
     ap.add_argument("--partitions", type=int, default=1)
@@ -137,6 +142,9 @@ def values(a):
             v = '{"n":%d,"v":"%s-%016x-%s"}' % (n, a.topic, rng.getrandbits(64), pad)
             yield n % a.partitions, None, v.encode()
         return
+    if a.mode == "flights":
+        yield from flights(a.parquet, a.count)
+        return
     with open(a.geojson, "rb") as f:
         feed = json.load(f)
     feats = feed["features"]
@@ -145,6 +153,35 @@ def values(a):
         yield None, feat["id"].encode(), json.dumps(feat, separators=(",", ":")).encode()
     for k in range(a.bad):
         yield None, b"bad-%d" % k, b"not json %d {" % k
+
+
+def flights(path, count):
+    """Yields (None, None, JSON bytes) for the first count rows of path."""
+    import datetime
+    import pyarrow.parquet as pq
+
+    epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+    n = 0
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=65536):
+        cols = batch.to_pydict()
+        for i in range(batch.num_rows):
+            if n >= count:
+                return
+            d = batch.column(0)[i].value  # microseconds since the epoch (UTC)
+            row = {"date": None if d is None else rfc3339(epoch + datetime.timedelta(microseconds=d)),
+                   "delay": cols["delay"][i], "distance": cols["distance"][i],
+                   "origin": cols["origin"][i], "destination": cols["destination"][i]}
+            yield None, None, json.dumps(row, separators=(",", ":")).encode()
+            n += 1
+
+
+def rfc3339(t):
+    """RFC 3339 in UTC with Z, fractional seconds only when not zero (as Go's
+    time.RFC3339Nano writes them)."""
+    s = t.strftime("%Y-%m-%dT%H:%M:%S")
+    if t.microsecond:
+        s += ("." + "%06d" % t.microsecond).rstrip("0")
+    return s + "Z"
 
 
 if __name__ == "__main__":
