@@ -189,7 +189,7 @@ func readRows(t *testing.T, at arrow.Table) map[string]map[string]any {
 	tr := array.NewTableReader(at, 1024)
 	defer tr.Release()
 	for tr.Next() {
-		rec := tr.Record()
+		rec := tr.RecordBatch()
 		for i := 0; i < int(rec.NumRows()); i++ {
 			row := map[string]any{}
 			for c, f := range sc.Fields() {

@@ -140,4 +140,3 @@ func TestTLSSCRAM(t *testing.T) {
 		t.Fatal("a client without TLS was taken")
 	}
 }
-
