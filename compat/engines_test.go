@@ -246,7 +246,7 @@ func produceFlights(t *testing.T, k *realkafka.Cluster, env *devenv.Env, url, ns
 		t.Fatal(err)
 	}
 	out := runPython(t, 5*time.Minute, "clients/produce.py", "flights", "--bootstrap", strings.Join(k.Addrs(), ","),
-		"--topic", "flights", "--parquet", path, "--count", strconv.Itoa(flightRows), "--idempotent", "--compression", "lz4")
+		"--topic", "flights", "--parquet", path, "--count", strconv.Itoa(flightRows), "--rate", "0", "--idempotent", "--compression", "lz4")
 	if n := bytes.Count(out, []byte("\n")); n != flightRows || bytes.Contains(out, []byte(`"failed": true`)) {
 		t.Fatalf("%d flight records acknowledged of %d (or some failed)", n, flightRows)
 	}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/minkhq/mink/internal/testkit"
 )
 
 var venv struct {
@@ -27,15 +28,7 @@ var venv struct {
 func python(t testing.TB) string {
 	t.Helper()
 	venv.once.Do(func() {
-		out, err := exec.Command("../scripts/ensure-python").Output()
-		if err != nil {
-			venv.err = fmt.Errorf("scripts/ensure-python: %w", err)
-			if ee, ok := err.(*exec.ExitError); ok {
-				venv.err = fmt.Errorf("%w: %s", venv.err, ee.Stderr)
-			}
-			return
-		}
-		venv.dir = strings.TrimSpace(string(out))
+		venv.dir, venv.err = testkit.Ensure("ensure-python")
 	})
 	if venv.err != nil {
 		t.Fatal(venv.err)

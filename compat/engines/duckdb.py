@@ -3,7 +3,9 @@ contract: SPEC.json in, JSON lines out). It runs the block README shows the
 user (compat/engines/duckdb.conf.md, placeholders substituted) and compares
 every value it reads with the USGS GeoJSON feed: SELECT of every column, a
 SELECT with a WHERE and a projection, time travel by snapshot id and by
-timestamp (AT (VERSION => …), AT (TIMESTAMP => …)), and the ~dlq table.
+timestamp (AT (VERSION => …), AT (TIMESTAMP => …)), and the ~dlq table;
+with "flights" in the spec, the flights table's rows and a GROUP BY origin
+with the Parquet file (compat/engines/flights_compare.py).
 
 The extensions come from their PyPI packages (duckdb-extension-iceberg,
 -httpfs, -avro, the engine's own version): they are LOADed by path, with
@@ -29,6 +31,7 @@ import json  # noqa: E402
 import duckdb  # noqa: E402
 
 sys.path.append(_HERE)
+import flights_compare as fc  # noqa: E402
 import usgs_compare as uc  # noqa: E402
 
 PROJECTION = ("id", "properties.mag", "properties.place", "properties.time", "geometry.coordinates")
@@ -128,6 +131,23 @@ def main():
             return ok, detail
 
         rep.check("dead letters: SELECT from %s" % spec["dlq"]["table"], dlq)
+
+    if spec.get("flights"):
+        src = fc.Source(spec["flights"])
+        flights = quote_table(src.table_name)
+
+        def flights_rows():
+            got = con.execute("SELECT %s FROM %s" % (", ".join(fc.COLUMNS), flights)).to_arrow_table()
+            return src.check_rows(fc.arrow_rows(fc.tz_aware(got)))
+
+        def flights_aggregate():
+            rows = con.execute("SELECT origin, count(*), sum(delay), max(distance) FROM %s GROUP BY origin"
+                               % flights).fetchall()
+            return src.check_aggregate({r[0]: tuple(r[1:]) for r in rows})
+
+        rep.check(src.rows_check(), flights_rows)
+        rep.check(fc.AGG_CHECK + ": SELECT origin, count(*), sum(delay), max(distance) ... GROUP BY origin",
+                  flights_aggregate)
 
 
 def load_refs(spec):

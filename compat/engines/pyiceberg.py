@@ -3,7 +3,9 @@ lines out). It configures the catalog with the block README shows the user
 (compat/engines/pyiceberg.conf.md, placeholders substituted) and compares
 every value it reads with the USGS GeoJSON feed: a scan with a row filter and
 a projection, the whole table, time travel by snapshot id, by a
-consumer-group tag and by timestamp, and the ~dlq table.
+consumer-group tag and by timestamp, and the ~dlq table; with "flights" in
+the spec, the flights table's rows and an aggregate by origin with the Parquet
+file (compat/engines/flights_compare.py).
 
 Usage: python compat/engines/pyiceberg.py SPEC.json
 """
@@ -21,6 +23,7 @@ import pyiceberg  # noqa: E402
 from pyiceberg.expressions import And, GreaterThanOrEqual, IsNull, Not  # noqa: E402
 
 sys.path.append(_HERE)
+import flights_compare as fc  # noqa: E402
 import usgs_compare as uc  # noqa: E402
 
 PROJECTION = ("id", "properties.mag", "properties.place", "properties.time", "geometry.coordinates")
@@ -135,6 +138,21 @@ def main():
             return ok, detail
 
         rep.check("dead letters: %s" % spec["dlq"]["table"], dlq)
+
+    if spec.get("flights"):
+        src = fc.Source(spec["flights"])
+        scanned = {}
+
+        def flights_table():
+            if "t" not in scanned:
+                t = env["cat"].load_table(src.table_name)
+                scanned["t"] = fc.tz_aware(t.scan(selected_fields=fc.COLUMNS).to_arrow())
+            return scanned["t"]
+
+        rep.check(src.rows_check(), lambda: src.check_rows(fc.arrow_rows(flights_table())))
+        # PyIceberg has no SQL: the aggregate is pyarrow's, over the scan.
+        rep.check(fc.AGG_CHECK + " (pyarrow group_by over the scan)",
+                  lambda: src.check_aggregate(fc.arrow_aggregate(flights_table())))
 
 
 if __name__ == "__main__":

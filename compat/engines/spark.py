@@ -4,8 +4,10 @@ compat/engines/spark.conf.md tells users to configure it.
 
 Usage: spark.py SPEC.json (compat/engines/README.md). Besides the batch
 checks (SELECT of the current snapshot, FOR VERSION AS OF a snapshot id and
-a consumer-group tag, FOR TIMESTAMP AS OF, the dead-letter table), a spec
-with "stream" runs a Structured Streaming check:
+a consumer-group tag, FOR TIMESTAMP AS OF, the dead-letter table, and with
+"flights" the flights table's rows and a GROUP BY origin compared with the
+Parquet file by compat/engines/flights_compare.py), a spec with "stream" runs
+a Structured Streaming check:
 
   "stream": {"table": "compat.stream",
              "produce": ["python", ".../produce.py", "stream", "--bootstrap", "...", "--topic", "...", ...],
@@ -393,6 +395,25 @@ def main():
                 len(got), len(want), "" if got == want else "; got %r" % got[:3])
 
         c.run("dead-letter table: raw values", dead_letters)
+
+    fl = spec.get("flights")
+    if fl:
+        import flights_compare as fc
+        src = fc.Source(fl)
+        flights = ident(src.table_name)
+
+        def flights_rows():
+            # unix_micros: the timestamptz as µs since the epoch, exact (a
+            # collected timestamp is a naive datetime in Python's local zone).
+            rows = spark.sql("SELECT unix_micros(date), delay, distance, origin, destination FROM %s" % flights).collect()
+            return src.check_rows(tuple(r) for r in rows)
+
+        def flights_aggregate():
+            rows = spark.sql("SELECT origin, count(*), sum(delay), max(distance) FROM %s GROUP BY origin" % flights).collect()
+            return src.check_aggregate({r[0]: tuple(r[1:]) for r in rows})
+
+        c.run(src.rows_check(), flights_rows)
+        c.run(fc.AGG_CHECK + ": SELECT origin, count(*), sum(delay), max(distance) ... GROUP BY origin", flights_aggregate)
 
     st = spec.get("stream")
     if st:

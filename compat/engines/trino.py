@@ -21,6 +21,9 @@ Checks (each compares values with the GeoJSON source or the spec):
   - a join of the table with an aggregate of itself by properties.net;
   - FOR VERSION AS OF / FOR TIMESTAMP AS OF per spec snapshot: its id set;
   - the dead-letter table: its values as a multiset;
+  - with "flights" in the spec, the flights table's rows (a multiset) and
+    a join with its own aggregate by origin, compared with the Parquet file
+    (compat/engines/flights_compare.py);
   - memory: the server's peak resident set size.
 
 Stdout: one JSON line per check; stderr: logs.
@@ -370,6 +373,32 @@ def main():
                     d += "; missing %r, extra %r" % (list((want - got).elements())[:2], list((got - want).elements())[:2])
                 return ok, d
             ck.run("SELECT the dead-letter table's values", dead_letters)
+
+        fl = spec.get("flights")
+        if fl:
+            # The script's folder left sys.path (see the imports): back for the shared module.
+            sys.path.append(HERE)
+            import flights_compare as fc
+            src = fc.Source(fl)
+            flights = ident(src.table_name)
+            ck.run(src.rows_check(), lambda: src.check_rows(
+                query("SELECT date, delay, distance, origin, destination FROM %s" % flights)))
+
+            def flights_join():
+                # Each row joined with its origin's aggregate, grouped back:
+                # per origin the aggregate and how many rows joined it (its
+                # count again). IS NOT DISTINCT FROM: a null origin joins too.
+                rows = query(
+                    "SELECT s.origin, s.n, s.sum_delay, s.max_distance, count(*) FROM %s f JOIN "
+                    "(SELECT origin, count(*) AS n, sum(delay) AS sum_delay, max(distance) AS max_distance "
+                    "FROM %s GROUP BY origin) s ON f.origin IS NOT DISTINCT FROM s.origin "
+                    "GROUP BY s.origin, s.n, s.sum_delay, s.max_distance" % (flights, flights))
+                ok, d = src.check_aggregate({r[0]: tuple(r[1:4]) for r in rows})
+                bad = ["%r: %d joined rows, count %d" % (r[0], r[4], r[1]) for r in rows if r[4] != r[1]]
+                if bad:
+                    ok, d = False, d + "; joined rows differ from the count: " + "; ".join(bad[:3])
+                return ok, d + "; %d rows joined" % sum(r[4] for r in rows)
+            ck.run(fc.AGG_CHECK + ": JOIN with its own GROUP BY origin (count, sum delay, max distance)", flights_join)
 
         def memory():
             rss = server.peak_rss_mib()

@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/minkhq/mink/internal/testca"
+	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/internal/testkit/proc"
 )
 
@@ -215,26 +216,7 @@ func Jars() (string, error) {
 			jarsDir = d
 			return
 		}
-		out, err := exec.Command("go", "env", "GOMOD").Output()
-		if err != nil {
-			jarsErr = fmt.Errorf("go env GOMOD: %w", err)
-			return
-		}
-		gomod := strings.TrimSpace(string(out))
-		if gomod == "" || gomod == os.DevNull {
-			jarsErr = errors.New("not inside a Go module: set " + EnvJars)
-			return
-		}
-		cmd := exec.Command(filepath.Join(filepath.Dir(gomod), "scripts", "ensure-maven"), "kafka")
-		cmd.Dir = filepath.Dir(gomod)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, err = cmd.Output()
-		if err != nil {
-			jarsErr = fmt.Errorf("scripts/ensure-maven kafka: %w\n%s", err, stderr.String())
-			return
-		}
-		jarsDir = strings.TrimSpace(string(out))
+		jarsDir, jarsErr = testkit.Ensure("ensure-maven", "kafka")
 	})
 	return jarsDir, jarsErr
 }

@@ -10,16 +10,15 @@
 package registryproc
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/internal/testkit/proc"
 )
 
@@ -43,45 +42,6 @@ func SkipUnlessCompat(t testing.TB) {
 	}
 }
 
-// Root returns the repository's root: the nearest folder above the working
-// directory holding go.mod.
-func Root(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatalf("registryproc: no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
-
-// ensure runs scripts/NAME with args and returns the path it prints (its
-// last line of output).
-func ensure(t testing.TB, script string, args ...string) string {
-	t.Helper()
-	start := time.Now()
-	cmd := exec.Command(filepath.Join(Root(t), "scripts", script), args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("registryproc: scripts/%s %s: %v\n%s", script, strings.Join(args, " "), err, stderr.String())
-	}
-	out := strings.TrimSpace(stdout.String())
-	if i := strings.LastIndexByte(out, '\n'); i >= 0 {
-		out = out[i+1:]
-	}
-	t.Logf("registryproc: scripts/%s %s: %s (%s)", script, strings.Join(args, " "), out, time.Since(start).Round(time.Millisecond))
-	return out
-}
-
 // Start starts Apicurio Registry on a free loopback port and returns the
 // URL of its Confluent-compatible API (http://127.0.0.1:PORT/apis/ccompat/v7),
 // the URL that `mink serve --schema-registry` and Confluent's clients take.
@@ -92,7 +52,10 @@ func ensure(t testing.TB, script string, args ...string) string {
 func Start(t testing.TB) string {
 	t.Helper()
 	SkipUnlessCompat(t)
-	dir := ensure(t, "ensure-maven", "apicurio-registry")
+	dir, err := testkit.Ensure("ensure-maven", "apicurio-registry")
+	if err != nil {
+		t.Fatalf("registryproc: %v", err)
+	}
 	jar := filepath.Join(dir, "apicurio-registry-1-runner.jar")
 	if _, err := os.Stat(jar); err != nil {
 		t.Fatalf("registryproc: %v", err)
