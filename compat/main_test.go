@@ -6,17 +6,14 @@ import (
 	"testing"
 
 	"github.com/minkhq/mink/internal/pgtest"
+	"github.com/minkhq/mink/internal/testkit"
 )
-
-// EnvCompat turns the suite on; `make compat` sets it after installing
-// what the suite runs.
-const EnvCompat = "MINK_COMPAT"
 
 // EnvMatrix names a file the matrix is written to as well (Markdown).
 const EnvMatrix = "MINK_COMPAT_MATRIX"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(EnvCompat) != "1" {
+	if os.Getenv(testkit.EnvCompat) != "1" {
 		fmt.Println("compat: skipped: MINK_COMPAT is not 1 (`make compat` runs the suite)")
 		os.Exit(0)
 	}

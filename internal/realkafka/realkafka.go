@@ -35,18 +35,6 @@ import (
 // resolved with that script.
 const EnvJars = "MINK_KAFKA_JARS"
 
-// EnvCompat names the variable that turns on the tests needing a real
-// Kafka (and so Java): MINK_COMPAT=1, which `make compat` sets.
-const EnvCompat = "MINK_COMPAT"
-
-// SkipUnlessCompat skips t unless MINK_COMPAT=1.
-func SkipUnlessCompat(t testing.TB) {
-	t.Helper()
-	if os.Getenv(EnvCompat) != "1" {
-		t.Skip("MINK_COMPAT unset: make compat runs the real-broker tests")
-	}
-}
-
 // Timeouts of the waits of Start, Restart and CreateTopic.
 const (
 	StartTimeout = 120 * time.Second

@@ -63,7 +63,7 @@ func consumeAll(t *testing.T, c *realkafka.Cluster, topic string) []*kgo.Record 
 }
 
 func TestSingleBroker(t *testing.T) {
-	realkafka.SkipUnlessCompat(t)
+	testkit.SkipUnlessCompat(t)
 	start := time.Now()
 	c := realkafka.Start(t, realkafka.Options{})
 	t.Logf("Kafka %s, one broker up in %s at %v", c.Version(), time.Since(start).Round(time.Millisecond), c.Addrs())
@@ -95,7 +95,7 @@ func TestSingleBroker(t *testing.T) {
 // checks that the listener refuses a wrong password and a client without
 // TLS.
 func TestTLSSCRAM(t *testing.T) {
-	realkafka.SkipUnlessCompat(t)
+	testkit.SkipUnlessCompat(t)
 	c := realkafka.Start(t, realkafka.Options{TLS: true, SCRAM: map[string]string{"mink": "kafka-secret", "other": "other-secret"}})
 	if c.CAFile() == "" || c.User() != "mink" || c.Mechanism() != "SCRAM-SHA-512" {
 		t.Fatalf("CAFile %q, User %q, Mechanism %q", c.CAFile(), c.User(), c.Mechanism())

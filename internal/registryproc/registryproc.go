@@ -26,21 +26,9 @@ import (
 // builds.
 const Version = "2.4.2.Final"
 
-// CompatEnv is the environment variable that turns the compatibility
-// tests on ("1").
-const CompatEnv = "MINK_COMPAT"
-
 // StartTimeout bounds the wait for the registry to answer once its process
 // started (it starts in about 15 s on two cores).
 const StartTimeout = 3 * time.Minute
-
-// SkipUnlessCompat skips t unless MINK_COMPAT=1.
-func SkipUnlessCompat(t testing.TB) {
-	t.Helper()
-	if os.Getenv(CompatEnv) != "1" {
-		t.Skipf("set %s=1 to run the compatibility tests (they install clients from PyPI and Maven Central)", CompatEnv)
-	}
-}
 
 // Start starts Apicurio Registry on a free loopback port and returns the
 // URL of its Confluent-compatible API (http://127.0.0.1:PORT/apis/ccompat/v7),
@@ -51,7 +39,7 @@ func SkipUnlessCompat(t testing.TB) {
 // StartTimeout.
 func Start(t testing.TB) string {
 	t.Helper()
-	SkipUnlessCompat(t)
+	testkit.SkipUnlessCompat(t)
 	dir, err := testkit.Ensure("ensure-maven", "apicurio-registry")
 	if err != nil {
 		t.Fatalf("registryproc: %v", err)

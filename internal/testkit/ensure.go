@@ -8,7 +8,22 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"testing"
 )
+
+// EnvCompat names the variable that turns on the compatibility tests
+// (`make compat` sets MINK_COMPAT=1 after installing what they run: a
+// real Kafka, a Schema Registry, the engines; Java among them).
+const EnvCompat = "MINK_COMPAT"
+
+// SkipUnlessCompat skips t unless MINK_COMPAT=1, so that `make test`
+// never needs what only the compatibility suite installs.
+func SkipUnlessCompat(t testing.TB) {
+	t.Helper()
+	if os.Getenv(EnvCompat) != "1" {
+		t.Skip("MINK_COMPAT is not 1: make compat runs this test")
+	}
+}
 
 // Ensure runs the project's install script scripts/<script> with args
 // (ensure-python, ensure-maven NAME, ensure-trino: each installs from a
