@@ -116,6 +116,8 @@ class Server:
         for name, text in files.items():
             with open(os.path.join(etc, name), "w") as f:
                 f.write(text)
+        if not os.access(os.path.join(JAVA_HOME, "bin", "java"), os.X_OK):
+            raise RuntimeError("no Java at %s: Trino 476 needs Java 24 or later; set TRINO_JAVA_HOME" % JAVA_HOME)
         self.log = open(os.path.join(self.dir, "server.log"), "w")
         env = dict(os.environ, JAVA_HOME=JAVA_HOME,
                    PATH=os.path.join(JAVA_HOME, "bin") + os.pathsep + os.environ.get("PATH", ""))
