@@ -93,47 +93,39 @@ func New(t testing.TB, opts ...Option) *Env {
 	e := &Env{t: t, bin: Binary(t), PostgresURL: pgtest.Schema(t)}
 	if o.real != nil {
 		e.Real, e.Brokers = o.real, o.real.Addrs()
-		t.Cleanup(func() {
-			if e.pool != nil {
-				e.pool.Close()
-			}
-			e.mu.Lock()
-			proxies := e.proxies
-			e.mu.Unlock()
-			for _, p := range proxies {
-				_ = p.Close()
-			}
-		})
-		t.Cleanup(e.killAll)
-		return e
+	} else {
+		kopts := []kfake.Opt{kfake.NumBrokers(1)}
+		if o.kafkaListen != nil {
+			kopts = append(kopts, kfake.ListenFn(o.kafkaListen))
+		}
+		k, err := kfake.NewCluster(append(kopts, o.kafkaOpts...)...)
+		if err != nil {
+			t.Fatalf("clustertest: kafka: %v", err)
+		}
+		e.Kafka, e.Brokers = k, k.ListenAddrs()
 	}
-	kopts := []kfake.Opt{kfake.NumBrokers(1)}
-	if o.kafkaListen != nil {
-		kopts = append(kopts, kfake.ListenFn(o.kafkaListen))
-	}
-	kopts = append(kopts, o.kafkaOpts...)
-	k, err := kfake.NewCluster(kopts...)
-	if err != nil {
-		t.Fatalf("clustertest: kafka: %v", err)
-	}
-	e.Kafka, e.Brokers = k, k.ListenAddrs()
 	// Cleanups run last-in first-out: nodes go before the proxies, Kafka
 	// and the pool, and the schema (registered by pgtest.Schema above)
-	// goes last.
-	t.Cleanup(func() {
-		if e.pool != nil {
-			e.pool.Close()
-		}
-		e.mu.Lock()
-		proxies := e.proxies
-		e.mu.Unlock()
-		for _, p := range proxies {
-			_ = p.Close()
-		}
-		k.Close()
-	})
+	// goes last. A real Kafka is its starter's to stop.
+	t.Cleanup(e.close)
 	t.Cleanup(e.killAll)
 	return e
+}
+
+// close closes the pool, the proxies and the in-process Kafka.
+func (e *Env) close() {
+	if e.pool != nil {
+		e.pool.Close()
+	}
+	e.mu.Lock()
+	proxies := e.proxies
+	e.mu.Unlock()
+	for _, p := range proxies {
+		_ = p.Close()
+	}
+	if e.Kafka != nil {
+		e.Kafka.Close()
+	}
 }
 
 // PostgresProxy starts a TCP proxy to the test's Postgres server and
