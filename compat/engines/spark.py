@@ -37,6 +37,8 @@ import tempfile
 import threading
 import time
 
+import usgs_compare as uc
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
@@ -52,12 +54,8 @@ def emit(obj):
 
 def readme_conf(uri, credential):
     """The fenced block of spark.conf.md, filled in, as (key, value) pairs."""
-    with open(os.path.join(HERE, "spark.conf.md")) as f:
-        text = f.read()
-    m = re.search(r"```properties\n(.*?)```", text, re.S)
-    if not m:
-        raise SystemExit("spark.conf.md holds no ```properties block")
-    block = m.group(1).replace("http://127.0.0.1:8181", uri).replace("CLIENT_ID:SECRET", credential)
+    block = uc.load_conf_block(os.path.join(HERE, "spark.conf.md"), "properties")
+    block = block.replace("http://127.0.0.1:8181", uri).replace("CLIENT_ID:SECRET", credential)
     pairs = []
     for line in block.splitlines():
         line = line.strip()
@@ -345,13 +343,8 @@ def main():
         want = spec["tables"]["earthquakes"].rsplit(".", 1)[1]
         return want in names, "%d keys from spark.conf.md; SHOW TABLES IN mink.%s: %s" % (len(conf), ns, sorted(names)[:6])
 
-    def readme_block():
-        with open(os.path.join(HERE, "spark.conf.md")) as f:
-            block = re.search(r"```properties\n.*?```", f.read(), re.S).group(0)
-        with open(os.path.join(ROOT, "README.md")) as f:
-            return block in f.read(), "README.md holds spark.conf.md's block verbatim"
-
-    c.run("README shows spark.conf.md's block", readme_block)
+    c.run("README shows spark.conf.md's block", lambda: uc.readme_shows(
+        uc.load_conf_block(os.path.join(HERE, "spark.conf.md"), "properties"), "properties"))
     c.run("session with README's configuration, SHOW TABLES", start_spark)
     if spark is None:
         return 0

@@ -48,6 +48,10 @@ sys.path = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(
 import trino.dbapi  # noqa: E402
 import trino.exceptions  # noqa: E402
 
+# Back on the path for the shared modules (trino is imported already).
+sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+import usgs_compare as uc  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 JAVA_HOME = os.environ.get("TRINO_JAVA_HOME", "/usr/lib/jvm/temurin-25-jdk-amd64")
@@ -65,12 +69,8 @@ def emit(obj):
 
 def readme_conf(uri, credential):
     """The properties block of trino.conf.md with the spec's uri and credential."""
-    with open(os.path.join(HERE, "trino.conf.md")) as f:
-        text = f.read()
-    m = re.search(r"```properties\n(.*?)```", text, re.S)
-    if not m:
-        raise SystemExit("trino.conf.md holds no ```properties block")
-    return m.group(1).replace("http://127.0.0.1:8181", uri).replace("CLIENT_ID:SECRET", credential)
+    block = uc.load_conf_block(os.path.join(HERE, "trino.conf.md"), "properties")
+    return block.replace("http://127.0.0.1:8181", uri).replace("CLIENT_ID:SECRET", credential)
 
 
 def free_port():
@@ -252,13 +252,8 @@ def main():
         version = server.wait_ready()
         emit({"engine": "trino", "version": version})
 
-        def readme_shows_block():
-            with open(os.path.join(HERE, "trino.conf.md")) as f:
-                block = re.search(r"```properties\n.*?```", f.read(), re.S).group(0)
-            with open(os.path.join(ROOT, "README.md")) as f:
-                ok = block in f.read()
-            return ok, "README.md %s trino.conf.md's block" % ("holds" if ok else "lacks (or changed)")
-        Checker().run("README shows the catalog file this run uses", readme_shows_block)
+        Checker().run("README shows the catalog file this run uses", lambda: uc.readme_shows(
+            uc.load_conf_block(os.path.join(HERE, "trino.conf.md"), "properties"), "properties"))
         conn = trino.dbapi.connect(host="127.0.0.1", port=server.port, user="compat",
                                    catalog="mink", request_timeout=600)
         # /v1/info says started before the node has announced itself to the
@@ -378,8 +373,6 @@ def main():
 
         fl = spec.get("flights")
         if fl:
-            # The script's folder left sys.path (see the imports): back for the shared module.
-            sys.path.append(HERE)
             import flights_compare as fc
             src = fc.Source(fl)
             flights = ident(src.table_name)
