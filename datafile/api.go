@@ -23,7 +23,13 @@ import (
 // is the record's raw millisecond timestamp × 1000, and a timestamp outside
 // what int64 microseconds hold makes the record a dead letter (it wrapped
 // in 1).
-const EncoderVersion = 2
+//
+// 3: the footer's created_by is "mink encoder version 3.0.0", which Parquet
+// readers parse (see CreatedBy); the registry formats' decoding of issue 26
+// (docs/formats.md): Avro defaults and aliases, Protobuf records of another
+// message type and JSON Schema records their writer schema refuses are dead
+// letters, empty, recursive and open types as markers and JSON text.
+const EncoderVersion = 3
 
 // Spec says how one table's records become rows.
 type Spec struct {

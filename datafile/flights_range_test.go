@@ -90,8 +90,8 @@ func TestFlightsRangeDigest(t *testing.T) {
 		schema string
 		want   string
 	}{
-		{codec.Raw, "", "e478bbde0c08b37f7f817ffa32f03406ed1f06a47d0d28b4cbc7e7478aef1dc5"},
-		{codec.JSON, flights.Schema, "23b0445e2dd2a8f87b59034d8328579a9ea1ab49b397eafba731bd51cbb43d93"},
+		{codec.Raw, "", "04261097b681795402881d6e82cff454aec149324fd959e62732dd8f33885f34"},
+		{codec.JSON, flights.Schema, "f505079cf8d80b5a696793c666c58493899aae653db8614695dd850e1cedcf8a"},
 	} {
 		t.Run(string(c.value), func(t *testing.T) {
 			res, err := datafile.Build(specFromJSON(t, codec.Raw, c.value, c.schema), recs)

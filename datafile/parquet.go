@@ -18,10 +18,15 @@ import (
 )
 
 // CreatedBy is the Parquet footer's created_by of every file this encoder
-// version writes: "mink encoder <EncoderVersion>" (a test keeps the two in
-// step). It is pinned because arrow-go's default names the library
-// version, which would change the bytes on an upgrade.
-const CreatedBy = "mink encoder 2"
+// version writes: "mink encoder version <EncoderVersion>.0.0" (a test keeps
+// the two in step). It is pinned because arrow-go's default names the
+// library version, which would change the bytes on an upgrade. Its shape is
+// the one readers parse, "<application> version <semver> [(build <b>)]"
+// (parquet-java's VersionParser, arrow's ApplicationVersion): parquet-java
+// ignores the footer's binary column statistics of a file whose created_by
+// it cannot parse (CorruptStatistics.shouldIgnoreStatistics), as it did
+// for encoder 2's "mink encoder 2".
+const CreatedBy = "mink encoder version 3.0.0"
 
 // Pinned Parquet writer settings. Every setting that shapes the bytes is
 // set here explicitly rather than left to arrow-go's defaults, so that a

@@ -119,13 +119,13 @@ func TestRepair(t *testing.T) {
 		return out
 	}
 	require.Equal(t, []file{
-		{"t/r/data/0/0-4-2-s1.parquet", 0, 1, 3},
-		{"t/r/data/0/4-6-2.parquet", 4, 0, 2},
-		{"t/r/data/0/6-8-2-s1.parquet", 6, 1, 2},
+		{"t/r/data/0/0-4-3-s1.parquet", 0, 1, 3},
+		{"t/r/data/0/4-6-3.parquet", 4, 0, 2},
+		{"t/r/data/0/6-8-3-s1.parquet", 6, 1, 2},
 	}, files(tbl.ID))
 	require.Equal(t, []file{
-		{"t/r~dlq/data/0/0-4-2-s1.parquet", 0, 1, 1},
-		{"t/r~dlq/data/0/8-9-2.parquet", 8, 0, 1},
+		{"t/r~dlq/data/0/0-4-3-s1.parquet", 0, 1, 1},
+		{"t/r~dlq/data/0/8-9-3.parquet", 8, 0, 1},
 	}, files(dlq.ID))
 
 	// Every live file rebuilds from Kafka to its recorded bytes.
