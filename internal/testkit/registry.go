@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 
@@ -69,6 +71,26 @@ func (r *Registry) SchemaByID(_ context.Context, id int) (*wire.Schema, error) {
 // Latest implements schemas.Source: schema id 1.
 func (r *Registry) Latest(ctx context.Context, _ string) (*wire.Schema, error) {
 	return r.SchemaByID(ctx, 1)
+}
+
+// Versions implements schemas.Source: the schemas of Subject (not
+// Foreign) by ascending id, version 1 first.
+func (r *Registry) Versions(_ context.Context, subject string) ([]schemas.SubjectVersion, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.down {
+		return nil, fmt.Errorf("%w: registry down", outage.ErrUnavailable)
+	}
+	var out []schemas.SubjectVersion
+	for _, id := range slices.Sorted(maps.Keys(r.byID)) {
+		if !r.foreign[id] {
+			out = append(out, schemas.SubjectVersion{Version: len(out) + 1, Schema: r.byID[id]})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("subject %q: %w", subject, schemas.ErrNotFound)
+	}
+	return out, nil
 }
 
 // Subjects implements schemas.Source.
