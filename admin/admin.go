@@ -246,7 +246,9 @@ func (h *Handler) createTable(w http.ResponseWriter, r *http.Request) {
 	}
 	var then func(context.Context, pgx.Tx, *tables.Table) error
 	if plan != nil {
-		then = func(ctx context.Context, tx pgx.Tx, t *tables.Table) error { return schemas.ApplyPlan(ctx, tx, t, plan) }
+		then = func(ctx context.Context, tx pgx.Tx, t *tables.Table) error {
+			return schemas.ApplyPlan(ctx, tx, t, plan)
+		}
 	}
 	t, err := tables.CreateThen(r.Context(), h.pool, h.cfg.Warehouse, def, starts, then)
 	if err != nil {
