@@ -10,11 +10,12 @@ import (
 	"github.com/minkhq/mink/schemas"
 )
 
-// CountBudget is how many retained offsets a create of a registry table
-// reads at most to count the records of each writer schema for its plan
-// (docs/design.md §4.7): all of them when the topic retains no more, else
-// CountWindows windows spread over each partition, whose counts are scaled
-// to the partition's retained offsets and reported as an estimate.
+// CountBudget is the default of Config.CountBudget: how many retained
+// offsets a create of a registry table reads at most to count the records
+// of each writer schema for its plan (docs/design.md §4.7): all of them
+// when the topic retains no more, else CountWindows windows spread over
+// each partition, whose counts are scaled to the partition's retained
+// offsets and reported as an estimate.
 const CountBudget = 200_000
 
 // CountWindows is how many windows of a partition an estimate reads.
@@ -32,7 +33,8 @@ func (h *Handler) countWriters(ctx context.Context, topic string, offs map[int32
 	for _, o := range offs {
 		c.Retained += max(0, o.LastStable-o.LogStart)
 	}
-	c.Exact = c.Retained <= CountBudget
+	budget := h.cfg.CountBudget
+	c.Exact = c.Retained <= budget
 	for _, p := range slices.Sorted(maps.Keys(offs)) {
 		o := offs[p]
 		span := max(0, o.LastStable-o.LogStart)
@@ -41,7 +43,7 @@ func (h *Handler) countWriters(ctx context.Context, topic string, offs map[int32
 		}
 		windows := [][2]int64{{o.LogStart, o.LastStable}}
 		if !c.Exact {
-			windows = sampleWindows(o.LogStart, o.LastStable, max(CountWindows, CountBudget*span/c.Retained))
+			windows = sampleWindows(o.LogStart, o.LastStable, max(CountWindows, budget*span/c.Retained))
 		}
 		part := schemas.WriterCounts{Key: map[int]int64{}, Value: map[int]int64{}}
 		var read int64 // offsets read

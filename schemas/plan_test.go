@@ -139,3 +139,27 @@ func fieldType(t *testing.T, s *iceberg.Schema, name string) string {
 	require.True(t, ok, name)
 	return f.Type.String()
 }
+
+// A key subject is planned as a value subject is, and its decisions touch
+// only the key column: here the key's v2 (more records) wins and v1's
+// records are dead letters, while the value's one version lands them all.
+func TestPlanCreateKey(t *testing.T) {
+	t.Parallel()
+	key := `{"type":"record","name":"K","fields":[{"name":"id","type":"%s"}]}`
+	keys := []schemas.SubjectVersion{
+		{Version: 1, Schema: &wire.Schema{ID: 31, Type: wire.TypeAvro, Text: fmt.Sprintf(key, "string")}},
+		{Version: 2, Schema: &wire.Schema{ID: 32, Type: wire.TypeAvro, Text: fmt.Sprintf(key, "int")}},
+	}
+	p, err := schemas.PlanCreate(schemas.PlanInput{KeyFormat: codec.Avro, ValueFormat: codec.Avro,
+		Key:    &schemas.PlanRole{Format: codec.Avro, Subject: "k-key", Versions: keys},
+		Value:  &schemas.PlanRole{Format: codec.Avro, Subject: "k-value", Versions: paymentVersions()[:1]},
+		Counts: schemas.WriterCounts{Key: map[int]int64{31: 2, 32: 5}, Value: map[int]int64{11: 7}}})
+	require.NoError(t, err)
+	require.Equal(t, 2, p.Key.Start)
+	require.True(t, p.Key.Chosen)
+	require.Equal(t, []any{"key: schema id 31: field key.id: table has int, schema has string; " + schemas.ReasonPromotion, 0},
+		schemaIDs(p.Key))
+	require.Equal(t, []any{0}, schemaIDs(p.Value))
+	require.Equal(t, int64(7), p.Value.Landing)
+	require.Equal(t, "struct<12: id: required int>", fieldType(t, p.Initial, "key"))
+}
