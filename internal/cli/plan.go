@@ -39,14 +39,17 @@ func printPlan(w io.Writer, p *schemas.Plan) {
 			fmt.Fprintf(w, "  version %d (schema id %d%s): %s; %d records\n", st.Version, st.RegistryID, deleted, fate, st.Records)
 		}
 		for _, id := range slices.Sorted(maps.Keys(rp.p.Others)) {
-			fmt.Fprintf(w, "  schema id %d, no version of %s: dead letters when indexed unless it is a version of the subject then; %d records\n",
+			fmt.Fprintf(w, "  schema id %d (no version of %s): decided when indexed, dead letters unless the subject has it by then; %d records\n",
 				id, rp.p.Subject, rp.p.Others[id])
 		}
 		fmt.Fprintf(w, "  %d records land in the table, %d are dead letters\n", rp.p.Landing, rp.p.DeadLetters)
 	}
-	if p.Count.Exact {
+	switch {
+	case p.Count.Read == 0 && p.Count.Retained == 0:
+		fmt.Fprintln(w, "record counts: none (no retained record will be indexed)")
+	case p.Count.Exact:
 		fmt.Fprintf(w, "record counts: exact (%d retained records read)\n", p.Count.Read)
-	} else {
+	default:
 		fmt.Fprintf(w, "record counts: estimated from %d records read of %d retained offsets\n", p.Count.Read, p.Count.Retained)
 	}
 }
