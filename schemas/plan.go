@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/minkhq/mink/codec"
+	"github.com/minkhq/mink/codec/wire"
 	"github.com/minkhq/mink/tables"
 )
 
@@ -122,18 +123,19 @@ type PlanStep struct {
 // schema has no Iceberg mapping, no version with one.
 func PlanCreate(in PlanInput) (*Plan, error) {
 	key, value := in.Key, in.Value
+	conv := conversions{}
 	var err error
 	if value != nil && value.Start == 0 {
-		if value, err = choose(in, key, value, false); err != nil {
+		if value, err = choose(in, conv, key, value, false); err != nil {
 			return nil, err
 		}
 	}
 	if key != nil && key.Start == 0 {
-		if key, err = choose(in, key, value, true); err != nil {
+		if key, err = choose(in, conv, key, value, true); err != nil {
 			return nil, err
 		}
 	}
-	p, err := simulate(in, key, value)
+	p, err := simulate(in, conv, key, value)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +151,7 @@ func PlanCreate(in PlanInput) (*Plan, error) {
 // choose returns the role (key or value) with the start version that
 // lands the most records, the other role at its start (its latest when
 // not chosen yet).
-func choose(in PlanInput, key, value *PlanRole, isKey bool) (*PlanRole, error) {
+func choose(in PlanInput, conv conversions, key, value *PlanRole, isKey bool) (*PlanRole, error) {
 	r := value
 	if isKey {
 		r = key
@@ -168,7 +170,7 @@ func choose(in PlanInput, key, value *PlanRole, isKey bool) (*PlanRole, error) {
 			val = &c
 			k = withLatest(key)
 		}
-		p, err := simulate(in, k, val)
+		p, err := simulate(in, conv, k, val)
 		if err != nil {
 			firstErr = cmpErr(firstErr, err)
 			continue
@@ -215,7 +217,7 @@ func withLatest(r *PlanRole) *PlanRole {
 
 // simulate decides every version of key and value (both with a start)
 // for a table created from their start versions.
-func simulate(in PlanInput, key, value *PlanRole) (*Plan, error) {
+func simulate(in PlanInput, conv conversions, key, value *PlanRole) (*Plan, error) {
 	t := &tables.Table{KeyFormat: in.KeyFormat, ValueFormat: in.ValueFormat, Properties: in.Properties}
 	var cols []iceberg.NestedField
 	for _, r := range []*PlanRole{key, value} {
@@ -226,7 +228,7 @@ func simulate(in PlanInput, key, value *PlanRole) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		c, reason := writerColumns(r.Format, sv.Schema, r == key, sv.Schema.ID, nil)
+		c, reason := conv.columns(r.Format, sv.Schema, r == key)
 		if reason != "" {
 			return nil, fmt.Errorf("%w: subject %q version %d: %s", tables.ErrInvalid, r.Subject, r.Start, reason)
 		}
@@ -256,7 +258,7 @@ func simulate(in PlanInput, key, value *PlanRole) (*Plan, error) {
 			if _, ok := decided[sv.Schema.ID]; ok {
 				continue // one schema under two versions is one writer schema
 			}
-			cols, reason := writerColumns(r.Format, sv.Schema, isKey, sv.Schema.ID, nil)
+			cols, reason := conv.columns(r.Format, sv.Schema, isKey)
 			m := writerMapping{err: reason}
 			if reason == "" {
 				var next *iceberg.Schema
@@ -302,6 +304,31 @@ func simulate(in PlanInput, key, value *PlanRole) (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// conversions caches writerColumns of the versions a plan decides: every
+// candidate start decides every version again.
+type conversions map[conversion]converted
+
+type conversion struct {
+	key bool
+	id  int
+}
+
+type converted struct {
+	cols   []iceberg.NestedField
+	reason string
+}
+
+// columns is writerColumns of ws (first message), converted once.
+func (c conversions) columns(f codec.Format, ws *wire.Schema, key bool) ([]iceberg.NestedField, string) {
+	k := conversion{key, ws.ID}
+	r, ok := c[k]
+	if !ok {
+		r.cols, r.reason = writerColumns(f, ws, key, ws.ID, nil)
+		c[k] = r
+	}
+	return r.cols, r.reason
 }
 
 // version returns version n of the subject.
