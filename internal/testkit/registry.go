@@ -118,7 +118,8 @@ func JSONSchema(id int, properties string, required ...string) *wire.Schema {
 }
 
 // RegistryDefinition completes def (a json-schema table) with the columns
-// of first, as the admin API declares them from a subject's latest schema.
+// of first, as the admin API declares them from the subject version its
+// plan starts from (schemas.PlanCreate).
 func RegistryDefinition(t testing.TB, def tables.Definition, first *wire.Schema) tables.Definition {
 	t.Helper()
 	conv, err := codec.ConvertWriter(codec.Format(def.ValueFormat), first, nil)
