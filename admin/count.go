@@ -57,6 +57,9 @@ func (h *Handler) countWriters(ctx context.Context, topic string, offs map[int32
 					c.Read++
 					count(part.Key, key, r.Key)
 					count(part.Value, value, r.Value)
+					if value && r.Value == nil {
+						part.Value[tombstone]++
+					}
 				}
 			}
 			read += w[1] - w[0]
@@ -72,18 +75,33 @@ func (h *Handler) countWriters(ctx context.Context, topic string, offs map[int32
 		add(c.Key, part.Key)
 		add(c.Value, part.Value)
 	}
+	for _, m := range []map[int]int64{c.Key, c.Value} {
+		c.Unframed += m[noHeader]
+		delete(m, noHeader)
+	}
+	c.Tombstones = c.Value[tombstone]
+	delete(c.Value, tombstone)
 	return c, nil
 }
 
-// count adds one to counts at the schema id of b's wire header, when on
-// and b has one.
+// Ids that count no writer schema while scaling: records without a
+// wire header, and values that are null. Both are dead letters.
+const (
+	noHeader  = -1
+	tombstone = -2
+)
+
+// count adds one to counts at the schema id of b's wire header (at
+// noHeader when b has none), when on and b is not null.
 func count(counts map[int]int64, on bool, b []byte) {
 	if !on || b == nil {
 		return
 	}
-	if id, _, err := wire.Header(b); err == nil {
-		counts[id]++
+	id, _, err := wire.Header(b)
+	if err != nil {
+		id = noHeader
 	}
+	counts[id]++
 }
 
 // sampleWindows returns CountWindows windows of [start, end) that hold

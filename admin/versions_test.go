@@ -40,7 +40,7 @@ func TestCreatePlansVersions(t *testing.T) {
 	for i := range 100 {
 		values = append(values, string(wire.AppendHeader(nil, 1+i/60, nil))+"x")
 	}
-	k.Produce(t, "pay", 0, values...)
+	k.Produce(t, "pay", 0, append(values, `{"id":1}`)...) // and one without a header
 	post := func(budget int64, query, body string) (int, map[string]any) {
 		t.Helper()
 		srv := httptest.NewServer(admin.New(pool, k.Client, admin.Config{NodeID: "n1", Schemas: store, CountBudget: budget}))
@@ -60,12 +60,13 @@ func TestCreatePlansVersions(t *testing.T) {
 	code, body := post(10, "?dry_run=true", fmt.Sprintf(def, ""))
 	require.Equal(t, http.StatusOK, code, body)
 	plan := body["plan"].(map[string]any)
-	require.Equal(t, map[string]any{"exact": false, "records_read": 20.0, "retained_offsets": 100.0}, plan["counts"])
+	require.Equal(t, map[string]any{"exact": false, "records_read": 20.0, "retained_offsets": 101.0,
+		"records_without_header": 0.0, "tombstones": 0.0}, plan["counts"], "windows at offsets 0, 5, …, 95: 12 of v1, 8 of v2")
 	value := plan["value"].(map[string]any)
 	require.Equal(t, 1.0, value["start_version"])
 	require.Equal(t, true, value["chosen"])
 	require.Equal(t, []any{
-		map[string]any{"version": 1.0, "registry_id": 1.0, "schema_id": 0.0, "records": 60.0},
+		map[string]any{"version": 1.0, "registry_id": 1.0, "schema_id": 0.0, "records": 61.0},
 		map[string]any{"version": 2.0, "registry_id": 2.0, "error": reason, "records": 40.0},
 	}, value["versions"])
 	_, err := tables.GetByName(context.Background(), pool, "pay", "t")
@@ -84,7 +85,10 @@ func TestCreatePlansVersions(t *testing.T) {
 
 	code, body = post(0, "", fmt.Sprintf(def, `,"subject_version":2`))
 	require.Equal(t, http.StatusCreated, code, body)
-	require.Equal(t, map[string]any{"exact": true, "records_read": 100.0, "retained_offsets": 100.0}, body["plan"].(map[string]any)["counts"])
+	require.Equal(t, map[string]any{"exact": true, "records_read": 101.0, "retained_offsets": 101.0,
+		"records_without_header": 1.0, "tombstones": 0.0}, body["plan"].(map[string]any)["counts"])
+	versions := body["plan"].(map[string]any)["value"].(map[string]any)["versions"].([]any)
+	require.Equal(t, []any{60.0, 40.0}, []any{versions[0].(map[string]any)["records"], versions[1].(map[string]any)["records"]})
 	tbl, err := tables.GetByName(context.Background(), pool, "pay", "t")
 	require.NoError(t, err)
 	ws, err := schemas.WriterSchemas(context.Background(), pool, tbl.ID)

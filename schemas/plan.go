@@ -28,6 +28,10 @@ type WriterCounts struct {
 	// between the log start and last stable offsets of every partition.
 	Read     int64 `json:"records_read"`
 	Retained int64 `json:"retained_offsets"`
+	// Unframed counts the keys and values without a Confluent wire
+	// header, Tombstones the null values: dead letters whatever the plan.
+	Unframed   int64 `json:"records_without_header"`
+	Tombstones int64 `json:"tombstones"`
 }
 
 // PlanRole is what a plan needs of the key or the value of a table whose

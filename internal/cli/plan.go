@@ -44,6 +44,10 @@ func printPlan(w io.Writer, p *schemas.Plan) {
 		}
 		fmt.Fprintf(w, "  %d records land in the table, %d are dead letters\n", rp.p.Landing, rp.p.DeadLetters)
 	}
+	if p.Count.Unframed > 0 || p.Count.Tombstones > 0 {
+		fmt.Fprintf(w, "dead letters whatever the version: %d keys or values without a schema registry header, %d null values\n",
+			p.Count.Unframed, p.Count.Tombstones)
+	}
 	switch {
 	case p.Count.Read == 0 && p.Count.Retained == 0:
 		fmt.Fprintln(w, "record counts: none (no retained record will be indexed)")
