@@ -19,9 +19,11 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/minkhq/mink/auth"
@@ -181,6 +183,14 @@ func (h *Handler) fail(w http.ResponseWriter, err error) {
 }
 
 func (h *Handler) createTable(w http.ResponseWriter, r *http.Request) {
+	dry := false
+	if q := r.URL.Query().Get("dry_run"); q != "" {
+		var err error
+		if dry, err = strconv.ParseBool(q); err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("dry_run %q: must be true or false", q))
+			return
+		}
+	}
 	var def tables.Definition
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
 	dec.DisallowUnknownFields()
@@ -208,12 +218,22 @@ func (h *Handler) createTable(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	if err := h.declare(r.Context(), &def, offs); err != nil {
+	plan, err := h.declare(r.Context(), &def, offs)
+	if err != nil {
 		h.fail(w, err)
 		return
 	}
-	if _, _, err := tables.Schemas(&def); err != nil {
+	first, _, err := tables.Schemas(&def)
+	if err != nil {
 		h.fail(w, err)
+		return
+	}
+	if dry {
+		sc := first
+		if plan != nil {
+			sc = plan.Newest()
+		}
+		writeJSON(w, http.StatusOK, CreatePlan{Schema: sc, Plan: plan})
 		return
 	}
 	starts := make([]tables.PartitionStart, 0, len(offs))
@@ -224,13 +244,19 @@ func (h *Handler) createTable(w http.ResponseWriter, r *http.Request) {
 		}
 		starts = append(starts, s)
 	}
-	t, err := tables.Create(r.Context(), h.pool, h.cfg.Warehouse, def, starts)
+	var then func(context.Context, pgx.Tx, *tables.Table) error
+	if plan != nil {
+		then = func(ctx context.Context, tx pgx.Tx, t *tables.Table) error {
+			return schemas.ApplyPlan(ctx, tx, t, plan)
+		}
+	}
+	t, err := tables.CreateThen(r.Context(), h.pool, h.cfg.Warehouse, def, starts, then)
 	if err != nil {
 		h.fail(w, err)
 		return
 	}
 	h.cfg.Logger.Info("admin: table created", "table", t.FullName(), "topic", t.Topic, "partitions", len(starts))
-	writeJSON(w, http.StatusCreated, t)
+	writeJSON(w, http.StatusCreated, CreatedTable{Table: t, Plan: plan})
 }
 
 func (h *Handler) listTables(w http.ResponseWriter, r *http.Request) {

@@ -18,6 +18,22 @@ type TableList struct {
 	Tables []*tables.Table `json:"tables"`
 }
 
+// CreatedTable is the answer of POST /admin/v1/tables: the table (its
+// schema the newest version) and, for registry formats, the plan the
+// create stored (docs/design.md §4.7).
+type CreatedTable struct {
+	*tables.Table
+	Plan *schemas.Plan `json:"plan,omitempty"`
+}
+
+// CreatePlan is the answer of POST /admin/v1/tables?dry_run=true: the
+// schema the table would have (after its plan's versions) and, for
+// registry formats, the plan; nothing is stored.
+type CreatePlan struct {
+	Schema *iceberg.Schema `json:"schema"`
+	Plan   *schemas.Plan   `json:"plan,omitempty"`
+}
+
 // NodeList is the answer of GET /admin/v1/nodes: the live nodes, by id.
 type NodeList struct {
 	Nodes []NodeStatus `json:"nodes"`

@@ -111,11 +111,31 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 // CreateTable creates a table from def (tables.Definition, or any value
 // that encodes as one) and returns it.
 func (c *Client) CreateTable(ctx context.Context, def any) (*tables.Table, error) {
-	var t tables.Table
+	t, err := c.CreateTablePlan(ctx, def)
+	if err != nil {
+		return nil, err
+	}
+	return t.Table, nil
+}
+
+// CreateTablePlan creates a table from def and returns it with its plan
+// (nil unless a registry format).
+func (c *Client) CreateTablePlan(ctx context.Context, def any) (*CreatedTable, error) {
+	t := CreatedTable{Table: new(tables.Table)}
 	if err := c.Do(ctx, http.MethodPost, "/admin/v1/tables", def, &t); err != nil {
 		return nil, err
 	}
 	return &t, nil
+}
+
+// PlanTable returns what a create of def would do, storing nothing (POST
+// /admin/v1/tables?dry_run=true).
+func (c *Client) PlanTable(ctx context.Context, def any) (*CreatePlan, error) {
+	var p CreatePlan
+	if err := c.Do(ctx, http.MethodPost, "/admin/v1/tables?dry_run=true", def, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
 }
 
 // Tables returns every table, dead-letter tables included, by name.

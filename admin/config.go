@@ -40,12 +40,17 @@ type Config struct {
 	// Schemas gives registry schemas for tables of registry formats
 	// (docs/design.md §4.7). Nil means a store without a registry.
 	Schemas *schemas.Store
+	// CountBudget is how many retained offsets a registry table's create
+	// reads at most to count its records per writer schema (its plan,
+	// docs/design.md §4.7); past it the counts are an estimate. Default
+	// CountBudget.
+	CountBudget int64
 }
 
 // WithDefaults returns cfg with a zero Warehouse or Logger set to its
 // default.
 func (cfg Config) WithDefaults() Config {
-	return settings.Defaults(cfg, Config{Warehouse: tables.DefaultWarehouse, Logger: slog.Default()})
+	return settings.Defaults(cfg, Config{Warehouse: tables.DefaultWarehouse, Logger: slog.Default(), CountBudget: CountBudget})
 }
 
 // Validate returns a wrapped *settings.Error for a warehouse

@@ -22,74 +22,87 @@ import (
 const InferRecords = 10000
 
 // declare fills def.Schema where the columns do not come from the user:
-// for registry formats from the latest schemas of the subjects (the
-// decoded key column first), for json with Infer from the records Kafka
-// retains. Errors wrap tables.ErrInvalid (a 400: no registry configured,
-// a subject the registry does not know, a schema with no Iceberg mapping,
-// records whose types conflict) or outage.ErrUnavailable.
-func (h *Handler) declare(ctx context.Context, def *tables.Definition, offs map[int32]kafka.Offsets) error {
+// for registry formats from the versions of the subjects that the plan
+// chooses (the decoded key column first; docs/design.md §4.7), for json
+// with Infer from the records Kafka retains. For registry formats it
+// returns the plan, which the create stores. Errors wrap tables.ErrInvalid
+// (a 400: no registry configured, a subject the registry does not know,
+// a version it lacks, a schema with no Iceberg mapping, records whose
+// types conflict) or outage.ErrUnavailable.
+func (h *Handler) declare(ctx context.Context, def *tables.Definition, offs map[int32]kafka.Offsets) (*schemas.Plan, error) {
 	vf, kf := codec.Format(def.ValueFormat), codec.Format(cmp.Or(def.KeyFormat, string(codec.Raw)))
 	if !vf.Registry() && !kf.Registry() && !def.Infer {
-		return nil
+		return nil, nil
 	}
 	declared := len(def.Schema) > 0 && string(def.Schema) != "null"
-	var cols []iceberg.NestedField
+	in := schemas.PlanInput{KeyFormat: kf, ValueFormat: vf, Properties: def.Properties}
+	var err error
 	if kf.Registry() {
 		if vf == codec.Raw || vf == codec.String {
-			return fmt.Errorf("%w: an %s key is decoded into a key column, which needs value format json, avro, protobuf or json-schema", tables.ErrInvalid, kf)
+			return nil, fmt.Errorf("%w: an %s key is decoded into a key column, which needs value format json, avro, protobuf or json-schema", tables.ErrInvalid, kf)
 		}
-		c, err := h.subjectColumns(ctx, kf, cmp.Or(def.KeySubject, def.Topic+"-key"), true)
-		if err != nil {
-			return err
+		if in.Key, err = h.subjectRole(ctx, kf, cmp.Or(def.KeySubject, def.Topic+"-key"), def.KeySubjectVersion); err != nil {
+			return nil, err
 		}
-		cols = append(cols, c...)
 	}
 	switch {
 	case vf.Registry():
 		if declared {
-			return fmt.Errorf("%w: the schema registry defines the columns of %s tables: give no schema (choose the subject with --subject)", tables.ErrInvalid, vf)
+			return nil, fmt.Errorf("%w: the schema registry defines the columns of %s tables: give no schema (choose the subject with --subject)", tables.ErrInvalid, vf)
 		}
-		c, err := h.subjectColumns(ctx, vf, cmp.Or(def.Subject, def.Topic+"-value"), false)
-		if err != nil {
-			return err
+		if in.Value, err = h.subjectRole(ctx, vf, cmp.Or(def.Subject, def.Topic+"-value"), def.SubjectVersion); err != nil {
+			return nil, err
 		}
-		cols = append(cols, c...)
 	case def.Infer:
 		if declared {
-			return fmt.Errorf("%w: infer and a schema exclude each other", tables.ErrInvalid)
+			return nil, fmt.Errorf("%w: infer and a schema exclude each other", tables.ErrInvalid)
 		}
 		st, err := h.infer(ctx, def.Topic, offs)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		cols = append(cols, st.FieldList...)
+		in.Columns = st.FieldList
 	case declared:
 		var d iceberg.Schema
 		if err := json.Unmarshal(def.Schema, &d); err != nil {
-			return fmt.Errorf("%w: schema: %w", tables.ErrInvalid, err)
+			return nil, fmt.Errorf("%w: schema: %w", tables.ErrInvalid, err)
 		}
-		cols = append(cols, d.Fields()...)
+		in.Columns = d.Fields()
 	}
-	sc, _, err := schemas.Initial(kf, vf, cols)
-	if err != nil {
-		return fmt.Errorf("%w: %w", tables.ErrInvalid, err)
+	var plan *schemas.Plan
+	var sc *iceberg.Schema
+	if in.Key != nil || in.Value != nil {
+		if def.Start != "latest" { // else no retained record is indexed
+			if in.Counts, err = h.countWriters(ctx, def.Topic, offs, in.Key != nil, in.Value != nil); err != nil {
+				return nil, err
+			}
+		} else {
+			in.Counts.Exact = true
+		}
+		if plan, err = schemas.PlanCreate(in); err != nil {
+			return nil, err
+		}
+		sc = plan.Initial
+	} else if sc, _, err = schemas.Initial(kf, vf, in.Columns); err != nil {
+		return nil, fmt.Errorf("%w: %w", tables.ErrInvalid, err)
 	}
 	b, err := json.Marshal(iceberg.NewSchema(0, schemas.Columns(sc)...))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	def.Schema = b
-	return nil
+	return plan, nil
 }
 
-// subjectColumns returns the columns of the latest schema of subject.
-func (h *Handler) subjectColumns(ctx context.Context, f codec.Format, subject string, key bool) ([]iceberg.NestedField, error) {
+// subjectRole returns the versions of subject, each stored by its
+// registry id, with the start version given (0: the plan chooses).
+func (h *Handler) subjectRole(ctx context.Context, f codec.Format, subject string, start int) (*schemas.PlanRole, error) {
 	src := h.cfg.Schemas.Source()
 	if src == nil {
 		return nil, fmt.Errorf("%w: format %s needs a schema registry: start the nodes with --schema-registry URL", tables.ErrInvalid, f)
 	}
-	ws, err := src.Latest(ctx, subject)
-	if errors.Is(err, schemas.ErrNotFound) {
+	vs, err := src.Versions(ctx, subject)
+	if errors.Is(err, schemas.ErrNotFound) || (err == nil && len(vs) == 0) {
 		return nil, fmt.Errorf("%w: subject %q has no schema in the registry", tables.ErrInvalid, subject)
 	}
 	if errors.Is(err, schemas.ErrInvalid) {
@@ -98,14 +111,12 @@ func (h *Handler) subjectColumns(ctx context.Context, f codec.Format, subject st
 	if err != nil {
 		return nil, err
 	}
-	t, err := codec.ConvertWriter(f, ws, nil)
-	if err != nil {
-		return nil, fmt.Errorf("%w: subject %q (schema id %d): %w", tables.ErrInvalid, subject, ws.ID, err)
+	for _, v := range vs {
+		if err := h.cfg.Schemas.Put(ctx, v.Schema); err != nil {
+			return nil, err
+		}
 	}
-	if err := h.cfg.Schemas.Put(ctx, ws); err != nil {
-		return nil, err
-	}
-	return codec.Columns(t, key), nil
+	return &schemas.PlanRole{Format: f, Subject: subject, Versions: vs, Start: start}, nil
 }
 
 // infer infers a json schema from the newest InferRecords records of each

@@ -145,6 +145,46 @@ func (r *Registry) Latest(ctx context.Context, subject string) (*wire.Schema, er
 	return &wire.Schema{ID: ss.ID, Type: ss.Type.String(), Text: ss.Schema.Schema, References: refs}, nil
 }
 
+// SubjectVersion is one version of a registry subject.
+type SubjectVersion struct {
+	// Version is the subject's version number, from 1.
+	Version int
+	// Schema is the version's schema, with its registry id.
+	Schema *wire.Schema
+	// Deleted: the version is soft-deleted (records written with it may
+	// still be retained).
+	Deleted bool
+}
+
+// Versions returns every version of subject, oldest first, soft-deleted
+// ones included (GET /subjects/{subject}/versions?deleted=true, then each
+// version), references resolved as by SchemaByID. Errors: see Registry; a
+// subject without versions wraps ErrNotFound.
+func (r *Registry) Versions(ctx context.Context, subject string) ([]SubjectVersion, error) {
+	all, err := r.cl.Schemas(sr.WithParams(ctx, sr.ShowDeleted), subject)
+	if err != nil {
+		return nil, r.fail(fmt.Sprintf("versions of subject %q", subject), err)
+	}
+	live, err := r.cl.Schemas(ctx, subject)
+	if err != nil && !errors.Is(r.fail("", err), ErrNotFound) {
+		return nil, r.fail(fmt.Sprintf("versions of subject %q", subject), err)
+	}
+	out := make([]SubjectVersion, 0, len(all))
+	for _, ss := range all {
+		key := subjectVersion{ss.Subject, ss.Version}
+		res := resolver{r: r, done: map[subjectVersion]*wire.Schema{}, active: map[subjectVersion]bool{key: true}}
+		refs, err := res.references(ctx, ss.References, 1)
+		if err != nil {
+			return nil, fmt.Errorf("schemas: subject %q version %d: %w", subject, ss.Version, err)
+		}
+		deleted := !slices.ContainsFunc(live, func(l sr.SubjectSchema) bool { return l.Version == ss.Version })
+		out = append(out, SubjectVersion{Version: ss.Version, Deleted: deleted,
+			Schema: &wire.Schema{ID: ss.ID, Type: ss.Type.String(), Text: ss.Schema.Schema, References: refs}})
+	}
+	slices.SortFunc(out, func(a, b SubjectVersion) int { return a.Version - b.Version })
+	return out, nil
+}
+
 // Subjects returns the subjects registry id id is a version of (GET
 // /schemas/ids/{id}/versions, soft-deleted versions included). Errors:
 // see Registry.

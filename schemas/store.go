@@ -49,6 +49,8 @@ var (
 type Source interface {
 	SchemaByID(ctx context.Context, id int) (*wire.Schema, error)
 	Latest(ctx context.Context, subject string) (*wire.Schema, error)
+	// Versions lists every version of subject, oldest first.
+	Versions(ctx context.Context, subject string) ([]SubjectVersion, error)
 	// Subjects lists the subjects id is a version of.
 	Subjects(ctx context.Context, id int) ([]string, error)
 }
@@ -401,12 +403,7 @@ func (s *Store) decideWriter(ctx context.Context, t *tables.Table, k writerKey, 
 	}
 	var cols []iceberg.NestedField
 	if reason == "" {
-		wt, err := codec.ConvertWriter(format, ws, indexes)
-		if err != nil {
-			reason = fmt.Sprintf("%s: schema id %d: %v", role(k.key), k.id, err)
-		} else {
-			cols = codec.Columns(wt, k.key)
-		}
+		cols, reason = writerColumns(format, ws, k.key, k.id, indexes)
 	}
 	var m writerMapping
 	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
@@ -429,23 +426,12 @@ func (s *Store) decideWriter(ctx context.Context, t *tables.Table, k writerKey, 
 			if err := json.Unmarshal(b, latest); err != nil {
 				return fmt.Errorf("schemas: table %s: stored schema: %w", t.FullName(), err)
 			}
-			if format == codec.JSONSchema {
-				cols = jsonFits(rolePart(latest, t.KeyFormat, k.key), cols)
-			}
-			next, changed, err := evolveRole(latest, t.KeyFormat, k.key, cols)
-			if err == nil && changed {
-				err = decodable(t, next)
-			}
-			switch {
-			case err != nil:
-				m = writerMapping{err: fmt.Sprintf("%s: schema id %d: %v", role(k.key), k.id, err)}
-			case changed:
-				if err := tables.AddSchemaVersion(ctx, tx, t.ID, next, fmt.Sprintf("registry schema %d (%s)", k.id, role(k.key))); err != nil {
+			var next *iceberg.Schema
+			next, m = decideColumns(t, latest, k.key, k.id, format, cols)
+			if next != nil {
+				if err := tables.AddSchemaVersion(ctx, tx, t.ID, next, versionReason(k.id, k.key)); err != nil {
 					return err
 				}
-				m = writerMapping{schemaID: next.ID}
-			default:
-				m = writerMapping{schemaID: latest.ID}
 			}
 		}
 		var id *int
@@ -466,6 +452,47 @@ func (s *Store) decideWriter(ctx context.Context, t *tables.Table, k writerKey, 
 	}
 	m.schema = ws
 	return m, nil
+}
+
+// writerColumns converts writer schema ws (registry id id) into the
+// columns its records fill, or says why its records are dead letters
+// (reason != "").
+func writerColumns(format codec.Format, ws *wire.Schema, key bool, id int, indexes []int) (cols []iceberg.NestedField, reason string) {
+	wt, err := codec.ConvertWriter(format, ws, indexes)
+	if err != nil {
+		return nil, fmt.Sprintf("%s: schema id %d: %v", role(key), id, err)
+	}
+	return codec.Columns(wt, key), ""
+}
+
+// decideColumns is the decision for a writer schema (registry id id)
+// whose records fill cols, against latest, t's newest schema version: the
+// version that holds its records (latest, or next when latest must evolve
+// first: next is then non-nil, with id latest.ID+1), or why they are dead
+// letters. It is a pure function: indexing (decideWriter, under the
+// table's row lock) and a create's plan (PlanCreate) decide with it.
+func decideColumns(t *tables.Table, latest *iceberg.Schema, key bool, id int, format codec.Format, cols []iceberg.NestedField) (next *iceberg.Schema, m writerMapping) {
+	if format == codec.JSONSchema {
+		cols = jsonFits(rolePart(latest, t.KeyFormat, key), cols)
+	}
+	next, changed, err := evolveRole(latest, t.KeyFormat, key, cols)
+	if err == nil && changed {
+		err = decodable(t, next)
+	}
+	switch {
+	case err != nil:
+		return nil, writerMapping{err: fmt.Sprintf("%s: schema id %d: %v", role(key), id, err)}
+	case changed:
+		return next, writerMapping{schemaID: next.ID}
+	default:
+		return nil, writerMapping{schemaID: latest.ID}
+	}
+}
+
+// versionReason is the reason stored with a schema version a writer
+// schema added.
+func versionReason(id int, key bool) string {
+	return fmt.Sprintf("registry schema %d (%s)", id, role(key))
 }
 
 // quoteAll quotes each of ss and joins them with ", " ("none" when empty).

@@ -164,6 +164,16 @@ type PartitionStart struct {
 // metadata of both tables, in one transaction. def must have passed
 // Schemas. It returns ErrExists when the name is taken.
 func Create(ctx context.Context, pool *pgxpool.Pool, warehouse string, def Definition, starts []PartitionStart) (*Table, error) {
+	return CreateThen(ctx, pool, warehouse, def, starts, nil)
+}
+
+// CreateThen is Create that also runs then, when not nil, in the create's
+// transaction after the table is stored, before its partitions are: what
+// then stores (a registry table's planned schema versions and writer
+// schemas, docs/design.md §4.7) is there before any node indexes it. An
+// error of then rolls the create back.
+func CreateThen(ctx context.Context, pool *pgxpool.Pool, warehouse string, def Definition, starts []PartitionStart,
+	then func(ctx context.Context, tx pgx.Tx, t *Table) error) (*Table, error) {
 	schema, dlqSchema, err := Schemas(&def)
 	if err != nil {
 		return nil, err
@@ -192,6 +202,11 @@ func Create(ctx context.Context, pool *pgxpool.Pool, warehouse string, def Defin
 	}
 	for _, x := range []*Table{t, dlq} {
 		if err := AddSchemaVersion(ctx, tx, x.ID, x.Schema, "create"); err != nil {
+			return nil, err
+		}
+	}
+	if then != nil {
+		if err := then(ctx, tx, t); err != nil {
 			return nil, err
 		}
 	}

@@ -56,11 +56,17 @@ type Definition struct {
 	// _kafka column. For registry formats the admin API fills it from the
 	// registry (the decoded key column first, then the value columns).
 	Schema json.RawMessage `json:"schema,omitempty"`
-	// Subject and KeySubject name the registry subjects whose latest
-	// schemas define the columns of registry formats: default
+	// Subject and KeySubject name the registry subjects whose versions
+	// define the columns of registry formats: default
 	// "<topic>-value" and "<topic>-key" (Confluent's TopicNameStrategy).
 	Subject    string `json:"subject,omitempty"`
 	KeySubject string `json:"key_subject,omitempty"`
+	// SubjectVersion and KeySubjectVersion choose the subject version
+	// whose schema gives the first columns (from 1); 0, the default, lets
+	// the create choose the version whose evolution lands the most
+	// retained records (docs/design.md §4.7).
+	SubjectVersion    int `json:"subject_version,omitempty"`
+	KeySubjectVersion int `json:"key_subject_version,omitempty"`
 	// Infer (json values only): the schema is inferred from the records
 	// Kafka retains when the table is created, and evolves as new fields
 	// appear (table property mink.json.infer).
@@ -276,6 +282,12 @@ func validate(def *Definition) error {
 	}
 	if (def.Subject != "" && !codec.Format(def.ValueFormat).Registry()) || (def.KeySubject != "" && !codec.Format(def.KeyFormat).Registry()) {
 		return fmt.Errorf("%w: a subject applies to avro, protobuf and json-schema formats only", ErrInvalid)
+	}
+	if (def.SubjectVersion != 0 && !codec.Format(def.ValueFormat).Registry()) || (def.KeySubjectVersion != 0 && !codec.Format(def.KeyFormat).Registry()) {
+		return fmt.Errorf("%w: a subject version applies to avro, protobuf and json-schema formats only", ErrInvalid)
+	}
+	if def.SubjectVersion < 0 || def.KeySubjectVersion < 0 {
+		return fmt.Errorf("%w: a subject version is a number from 1", ErrInvalid)
 	}
 	if codec.Format(def.ValueFormat) == codec.JSON && !def.Infer && (len(def.Schema) == 0 || string(def.Schema) == "null") {
 		return fmt.Errorf("%w: value format json needs a declared schema (or infer)", ErrInvalid)

@@ -83,7 +83,14 @@ func namedTable(name string, err error) error {
 const tableUsage = `Usage of mink table:
   mink table create NS.NAME --topic T --value-format raw|string|json|avro|protobuf|json-schema
               [--key-format raw|string|avro|protobuf|json-schema] [--schema FILE | --infer]
-              [--subject S] [--key-subject S] [--start earliest|latest] [--property k=v,…]
+              [--subject S] [--key-subject S] [--subject-version N] [--key-subject-version N]
+              [--start earliest|latest] [--property k=v,…] [--dry-run]
+      Registry formats: the columns come from one version of the subject, then every
+      other version evolves them by Iceberg's rules or its records are dead letters.
+      By default the version whose evolution lands the most retained records (ties:
+      the newer); --subject-version N takes version N. Create prints this plan (each
+      version's table schema version or dead-letter reason, and its retained records,
+      counted or estimated); --dry-run prints it and creates nothing.
   mink table list | mink table get NS.NAME | mink table delete NS.NAME
   mink table status NS.NAME
       Progress per partition, files, last commit, history (main's snapshots and the oldest:
@@ -122,14 +129,26 @@ func tableCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	adminURL := adminFlag(fs, adminCredential)
 	switch sub {
 	case "create":
+		dry := fs.Bool("dry-run", false, "print the plan (the subject version the columns come from, what becomes of each version's records) and create nothing")
 		def, err := parseTableCreate(fs, args)
 		if err != nil {
 			return err
 		}
 		c := adminURL.client()
-		if _, err := c.CreateTable(ctx, def); err != nil {
+		if *dry {
+			p, err := c.PlanTable(ctx, def)
+			if err != nil {
+				return reachable(err)
+			}
+			printPlan(stdout, p.Plan)
+			fmt.Fprintf(stdout, "dry run: %s.%s not created\n", def.Namespace, def.Name)
+			return nil
+		}
+		t, err := c.CreateTablePlan(ctx, def)
+		if err != nil {
 			return reachable(err)
 		}
+		printPlan(stdout, t.Plan)
 		fmt.Fprintf(stdout, "created %s.%s on topic %s (dead letters: %s.%s~dlq)\n", def.Namespace, def.Name, def.Topic, def.Namespace, def.Name)
 		return nil
 	case "list":
@@ -195,6 +214,8 @@ func parseTableCreate(fs *flag.FlagSet, args []string) (*tables.Definition, erro
 	infer := fs.Bool("infer", false, "json: infer the schema from the records Kafka retains; it evolves as new fields appear")
 	subject := fs.String("subject", "", "registry subject of the value schema (default TOPIC-value)")
 	keySubject := fs.String("key-subject", "", "registry subject of the key schema (default TOPIC-key)")
+	subjectVersion := fs.Int("subject-version", 0, "the value subject's version whose schema gives the columns (default: the version whose evolution lands the most retained records)")
+	keySubjectVersion := fs.Int("key-subject-version", 0, "the key subject's version whose schema gives the key column (default: as --subject-version)")
 	start := fs.String("start", "earliest", "earliest or latest")
 	props := &propertyFlag{name: "property"}
 	fs.Var(props, "property", "table property k=v[,k=v…] (repeatable; a value may hold commas: mink.group-tags=billing,etl-*)")
@@ -215,7 +236,7 @@ func parseTableCreate(fs *flag.FlagSet, args []string) (*tables.Definition, erro
 		return nil, err
 	}
 	def := &tables.Definition{Namespace: ns, Name: tname, Topic: *topic, ValueFormat: *vf, KeyFormat: *kf, Start: *start,
-		Infer: *infer, Subject: *subject, KeySubject: *keySubject}
+		Infer: *infer, Subject: *subject, KeySubject: *keySubject, SubjectVersion: *subjectVersion, KeySubjectVersion: *keySubjectVersion}
 	if *schema != "" {
 		b, err := os.ReadFile(*schema)
 		if err != nil {

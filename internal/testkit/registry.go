@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 
@@ -71,6 +73,26 @@ func (r *Registry) Latest(ctx context.Context, _ string) (*wire.Schema, error) {
 	return r.SchemaByID(ctx, 1)
 }
 
+// Versions implements schemas.Source: the schemas of Subject (not
+// Foreign) by ascending id, version 1 first.
+func (r *Registry) Versions(_ context.Context, subject string) ([]schemas.SubjectVersion, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.down {
+		return nil, fmt.Errorf("%w: registry down", outage.ErrUnavailable)
+	}
+	var out []schemas.SubjectVersion
+	for _, id := range slices.Sorted(maps.Keys(r.byID)) {
+		if !r.foreign[id] {
+			out = append(out, schemas.SubjectVersion{Version: len(out) + 1, Schema: r.byID[id]})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("subject %q: %w", subject, schemas.ErrNotFound)
+	}
+	return out, nil
+}
+
 // Subjects implements schemas.Source.
 func (r *Registry) Subjects(ctx context.Context, id int) ([]string, error) {
 	if _, err := r.SchemaByID(ctx, id); err != nil {
@@ -96,7 +118,8 @@ func JSONSchema(id int, properties string, required ...string) *wire.Schema {
 }
 
 // RegistryDefinition completes def (a json-schema table) with the columns
-// of first, as the admin API declares them from a subject's latest schema.
+// of first, as the admin API declares them from the subject version its
+// plan starts from (schemas.PlanCreate).
 func RegistryDefinition(t testing.TB, def tables.Definition, first *wire.Schema) tables.Definition {
 	t.Helper()
 	conv, err := codec.ConvertWriter(codec.Format(def.ValueFormat), first, nil)
