@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/apache/iceberg-go"
 
 	"github.com/minkhq/mink/codec"
+	"github.com/minkhq/mink/codec/avro"
 	"github.com/minkhq/mink/codec/infer"
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/schemas"
@@ -34,26 +36,27 @@ func (h *Handler) declare(ctx context.Context, def *tables.Definition, offs map[
 	}
 	declared := len(def.Schema) > 0 && string(def.Schema) != "null"
 	var cols []iceberg.NestedField
+	var keyPaths, valuePaths map[string]avro.Field // Avro defaults and aliases by path
 	if kf.Registry() {
 		if vf == codec.Raw || vf == codec.String {
 			return fmt.Errorf("%w: an %s key is decoded into a key column, which needs value format json, avro, protobuf or json-schema", tables.ErrInvalid, kf)
 		}
-		c, err := h.subjectColumns(ctx, kf, cmp.Or(def.KeySubject, def.Topic+"-key"), true)
+		c, bp, err := h.subjectColumns(ctx, kf, cmp.Or(def.KeySubject, def.Topic+"-key"), true)
 		if err != nil {
 			return err
 		}
-		cols = append(cols, c...)
+		cols, keyPaths = append(cols, c...), bp
 	}
 	switch {
 	case vf.Registry():
 		if declared {
 			return fmt.Errorf("%w: the schema registry defines the columns of %s tables: give no schema (choose the subject with --subject)", tables.ErrInvalid, vf)
 		}
-		c, err := h.subjectColumns(ctx, vf, cmp.Or(def.Subject, def.Topic+"-value"), false)
+		c, bp, err := h.subjectColumns(ctx, vf, cmp.Or(def.Subject, def.Topic+"-value"), false)
 		if err != nil {
 			return err
 		}
-		cols = append(cols, c...)
+		cols, valuePaths = append(cols, c...), bp
 	case def.Infer:
 		if declared {
 			return fmt.Errorf("%w: infer and a schema exclude each other", tables.ErrInvalid)
@@ -79,33 +82,41 @@ func (h *Handler) declare(ctx context.Context, def *tables.Definition, offs map[
 		return err
 	}
 	def.Schema = b
+	// Version 0 keeps the subjects' defaults and aliases by field id.
+	fields := schemas.FieldsByID(sc, kf, false, valuePaths)
+	maps.Copy(fields, schemas.FieldsByID(sc, kf, true, keyPaths))
+	if len(fields) > 0 {
+		if def.Fields, err = json.Marshal(fields); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 // subjectColumns returns the columns of the latest schema of subject.
-func (h *Handler) subjectColumns(ctx context.Context, f codec.Format, subject string, key bool) ([]iceberg.NestedField, error) {
+func (h *Handler) subjectColumns(ctx context.Context, f codec.Format, subject string, key bool) ([]iceberg.NestedField, map[string]avro.Field, error) {
 	src := h.cfg.Schemas.Source()
 	if src == nil {
-		return nil, fmt.Errorf("%w: format %s needs a schema registry: start the nodes with --schema-registry URL", tables.ErrInvalid, f)
+		return nil, nil, fmt.Errorf("%w: format %s needs a schema registry: start the nodes with --schema-registry URL", tables.ErrInvalid, f)
 	}
 	ws, err := src.Latest(ctx, subject)
 	if errors.Is(err, schemas.ErrNotFound) {
-		return nil, fmt.Errorf("%w: subject %q has no schema in the registry", tables.ErrInvalid, subject)
+		return nil, nil, fmt.Errorf("%w: subject %q has no schema in the registry", tables.ErrInvalid, subject)
 	}
 	if errors.Is(err, schemas.ErrInvalid) {
-		return nil, fmt.Errorf("%w: subject %q: %w", tables.ErrInvalid, subject, err)
+		return nil, nil, fmt.Errorf("%w: subject %q: %w", tables.ErrInvalid, subject, err)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	t, err := codec.ConvertWriter(f, ws, nil)
+	t, byPath, err := codec.ConvertWriterFields(f, ws, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%w: subject %q (schema id %d): %w", tables.ErrInvalid, subject, ws.ID, err)
+		return nil, nil, fmt.Errorf("%w: subject %q (schema id %d): %w", tables.ErrInvalid, subject, ws.ID, err)
 	}
 	if err := h.cfg.Schemas.Put(ctx, ws); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return codec.Columns(t, key), nil
+	return codec.Columns(t, key), byPath, nil
 }
 
 // infer infers a json schema from the newest InferRecords records of each

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minkhq/mink/codec"
+	"github.com/minkhq/mink/codec/avro"
 	"github.com/minkhq/mink/codec/wire"
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/outage"
@@ -64,6 +65,7 @@ type Store struct {
 	mu       sync.Mutex
 	registry map[int]*wire.Schema
 	versions map[versionKey]*iceberg.Schema
+	fields   map[versionKey]avro.Fields
 	writers  map[writerKey]writerMapping
 }
 
@@ -91,7 +93,7 @@ type writerMapping struct {
 // records of registry formats whose schema id is not stored yet wait).
 func NewStore(pool *pgxpool.Pool, source Source) *Store {
 	return &Store{pool: pool, source: source, registry: make(map[int]*wire.Schema),
-		versions: make(map[versionKey]*iceberg.Schema), writers: make(map[writerKey]writerMapping)}
+		versions: make(map[versionKey]*iceberg.Schema), fields: make(map[versionKey]avro.Fields), writers: make(map[writerKey]writerMapping)}
 }
 
 // Source returns the registry the store fetches from (nil when none).
@@ -236,7 +238,11 @@ func (s *Store) Spec(ctx context.Context, t *tables.Table, records []*kgo.Record
 	if spec.Schema, err = s.Version(ctx, t.ID, version); err != nil {
 		return nil, err
 	}
-	spec.Writers = ws
+	fields, err := s.Fields(ctx, t.ID, version)
+	if err != nil {
+		return nil, err
+	}
+	spec.Writers = prepared{ws, fields}
 	return spec, nil
 }
 
@@ -258,6 +264,16 @@ func (e *UnavailableAt) Unwrap() error { return e.Err }
 
 // preparedWriters are the writer schemas of one range (codec.WriterSchemas).
 type preparedWriters map[writerKey]writerMapping
+
+// prepared are the writer schemas of one range and the fields its
+// version keeps (codec.ReaderFields).
+type prepared struct {
+	preparedWriters
+	fields avro.Fields
+}
+
+// ReaderFields implements codec.ReaderFields.
+func (p prepared) ReaderFields() avro.Fields { return p.fields }
 
 // WriterSchema implements codec.WriterSchemas.
 func (p preparedWriters) WriterSchema(key bool, id int, indexes []int) (*wire.Schema, error) {
@@ -400,12 +416,13 @@ func (s *Store) decideWriter(ctx context.Context, t *tables.Table, k writerKey, 
 		}
 	}
 	var cols []iceberg.NestedField
+	var byPath map[string]avro.Field
 	if reason == "" {
-		wt, err := codec.ConvertWriter(format, ws, indexes)
+		wt, bp, err := codec.ConvertWriterFields(format, ws, indexes)
 		if err != nil {
 			reason = fmt.Sprintf("%s: schema id %d: %v", role(k.key), k.id, err)
 		} else {
-			cols = codec.Columns(wt, k.key)
+			cols, byPath = codec.Columns(wt, k.key), bp
 		}
 	}
 	var m writerMapping
@@ -432,15 +449,23 @@ func (s *Store) decideWriter(ctx context.Context, t *tables.Table, k writerKey, 
 			if format == codec.JSONSchema {
 				cols = jsonFits(rolePart(latest, t.KeyFormat, k.key), cols)
 			}
-			next, changed, err := evolveRole(latest, t.KeyFormat, k.key, cols)
+			curFields, err := storedFields(ctx, tx, t.ID, latest.ID)
+			if err != nil {
+				return err
+			}
+			next, changed, err := evolveAliased(latest, t.KeyFormat, k.key, cols, byPath, curFields)
 			if err == nil && changed {
 				err = decodable(t, next)
+			}
+			var nf []byte
+			if err == nil && changed {
+				nf, err = json.Marshal(nextFields(latest, next, curFields, FieldsByID(next, t.KeyFormat, k.key, byPath)))
 			}
 			switch {
 			case err != nil:
 				m = writerMapping{err: fmt.Sprintf("%s: schema id %d: %v", role(k.key), k.id, err)}
 			case changed:
-				if err := tables.AddSchemaVersion(ctx, tx, t.ID, next, fmt.Sprintf("registry schema %d (%s)", k.id, role(k.key))); err != nil {
+				if err := tables.AddSchemaVersionFields(ctx, tx, t.ID, next, fmt.Sprintf("registry schema %d (%s)", k.id, role(k.key)), nf); err != nil {
 					return err
 				}
 				m = writerMapping{schemaID: next.ID}
@@ -562,22 +587,45 @@ func decodable(t *tables.Table, schema *iceberg.Schema) error {
 // value (the value columns) fills with cols, leaving the other part as it
 // is: a key schema never makes a value column optional.
 func evolveRole(latest *iceberg.Schema, keyFormat codec.Format, key bool, cols []iceberg.NestedField) (*iceberg.Schema, bool, error) {
-	fields := latest.Fields()
+	return evolveAliased(latest, keyFormat, key, cols, nil, nil)
+}
+
+// evolveAliased is evolveRole after matching the fields Avro aliases name
+// as one (renameByAliases): byPath is what the writer says of its fields
+// by path, fields what latest keeps by field id. A column renamed by an
+// alias makes a new version even when nothing else changed.
+func evolveAliased(latest *iceberg.Schema, keyFormat codec.Format, key bool, cols []iceberg.NestedField,
+	byPath map[string]avro.Field, fields avro.Fields) (*iceberg.Schema, bool, error) {
+	fields0 := latest.Fields()
 	nk := codec.KeyColumns(keyFormat)
-	part := fields[1+nk:]
+	part := fields0[1+nk:]
 	if key {
-		part = fields[1 : 1+nk]
+		part = fields0[1 : 1+nk]
 	}
-	sub := iceberg.NewSchema(latest.ID, append([]iceberg.NestedField{fields[0]}, part...)...)
+	renamed := false
+	switch {
+	case key && len(part) == 1 && len(cols) == 1:
+		// The key column: aliases are below it, at Convert's paths.
+		ct, it, r := renameType(part[0].Type, cols[0].Type, "", byPath, fields)
+		p, c := part[0], cols[0]
+		p.Type, c.Type = ct, it
+		part, cols, renamed = []iceberg.NestedField{p}, []iceberg.NestedField{c}, r
+	case !key:
+		part, cols, renamed = renameByAliases(part, cols, "", byPath, fields)
+	}
+	sub := iceberg.NewSchema(latest.ID, append([]iceberg.NestedField{fields0[0]}, part...)...)
 	next, _, changed, err := Evolve(sub, latest.HighestFieldID(), cols)
-	if err != nil || !changed {
+	if err != nil || (!changed && !renamed) {
 		return latest, false, err
 	}
-	out := []iceberg.NestedField{fields[0]}
+	if !changed {
+		next = sub // renamed only
+	}
+	out := []iceberg.NestedField{fields0[0]}
 	if key {
-		out = append(append(out, Columns(next)...), fields[1+nk:]...)
+		out = append(append(out, Columns(next)...), fields0[1+nk:]...)
 	} else {
-		out = append(append(out, fields[1:1+nk]...), Columns(next)...)
+		out = append(append(out, fields0[1:1+nk]...), Columns(next)...)
 	}
 	evolved := iceberg.NewSchema(latest.ID+1, out...)
 	if err := codec.CheckSchema(evolved); err != nil {

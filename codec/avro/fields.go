@@ -247,7 +247,7 @@ func (f Field) constant(t iceberg.Type, path string) (*Decoder, error) {
 	}
 	d := &Decoder{root: n, in: bin}
 	if err := d.read(n); err != nil {
-		return nil, fmt.Errorf("default %s: %w", f.Default, err)
+		return nil, fmt.Errorf("default of %w", err)
 	}
 	if d.pos != len(bin) {
 		return nil, fmt.Errorf("field %s: default %s: %d bytes after the value", path, f.Default, len(bin)-d.pos)
