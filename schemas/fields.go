@@ -3,6 +3,7 @@ package schemas
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -104,7 +105,7 @@ func (s *Store) Fields(ctx context.Context, table int64, id int) (avro.Fields, e
 func storedFields(ctx context.Context, q tables.Querier, table int64, id int) (avro.Fields, error) {
 	b, err := tables.SchemaVersionFields(ctx, q, table, id)
 	if err != nil {
-		if err == tables.ErrNotFound {
+		if errors.Is(err, tables.ErrNotFound) {
 			return nil, fmt.Errorf("schemas: table %d has no schema version %d", table, id)
 		}
 		return nil, pgstore.Unavailable(err)

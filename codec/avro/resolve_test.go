@@ -211,3 +211,36 @@ func TestRecursive(t *testing.T) {
 		t.Errorf("tree:\n got %s\nwant %s", got[0], want)
 	}
 }
+
+// TestRecursiveDeadLetters: a recursive value nested deeper than
+// MaxJSONDepth, or cut short, is a Decode error naming the column, never
+// a shortened text.
+func TestRecursiveDeadLetters(t *testing.T) {
+	list := `{"type":"record","name":"Node","fields":[{"name":"value","type":"int"},{"name":"next","type":["null","Node"]}]}`
+	s := avroSchema(list)
+	target, err := avro.Convert(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := avro.NewDecoder(s, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// value 0, then next: branch 1 (Node) value 0, ... as raw bytes: each
+	// level is the zig-zag int 0 and the union index 1 (0x02).
+	var deep []byte
+	deep = append(deep, 0x00)
+	for range avro.MaxJSONDepth + 1 {
+		deep = append(deep, 0x02, 0x00)
+	}
+	deep = append(deep, 0x00)
+	if err := dec.Decode(deep); err == nil || err.Error() != "field next: recursive value nested deeper than 10000 levels" {
+		t.Errorf("deep: %v", err)
+	}
+	if err := dec.Decode([]byte{0x00, 0x02, 0x00, 0x02}); err == nil || err.Error() != "field next: truncated payload at byte 4 of 4" {
+		t.Errorf("truncated: %v", err)
+	}
+	if err := dec.Decode([]byte{0x00, 0x02, 0x00, 0x04}); err == nil || err.Error() != "field next: union index 2 out of range [0, 2)" {
+		t.Errorf("bad union index: %v", err)
+	}
+}
