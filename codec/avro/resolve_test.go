@@ -244,3 +244,37 @@ func TestRecursiveDeadLetters(t *testing.T) {
 		t.Errorf("bad union index: %v", err)
 	}
 }
+
+// TestNestedDefaults: fields added with defaults inside list elements,
+// map values and union branches take them too; an alias inside a list
+// element renames there.
+func TestNestedDefaults(t *testing.T) {
+	v1 := `{"type":"record","name":"R","fields":[
+	 {"name":"items","type":{"type":"array","items":{"type":"record","name":"Item","fields":[{"name":"code","type":"string"}]}}},
+	 {"name":"byName","type":{"type":"map","values":{"type":"record","name":"V","fields":[{"name":"x","type":"int"}]}}},
+	 {"name":"u","type":["null",{"type":"record","name":"U","fields":[{"name":"y","type":"int"}]}]}]}`
+	v2 := `{"type":"record","name":"R","fields":[
+	 {"name":"items","type":{"type":"array","items":{"type":"record","name":"Item","fields":[{"name":"sku","type":"string","aliases":["code"]},
+	   {"name":"qty","type":"int","default":1}]}}},
+	 {"name":"byName","type":{"type":"map","values":{"type":"record","name":"V","fields":[{"name":"x","type":"int"},
+	   {"name":"tags","type":{"type":"array","items":"string"},"default":["t"]}]}}},
+	 {"name":"u","type":["null",{"type":"record","name":"U","fields":[{"name":"y","type":"int"},{"name":"z","type":"double","default":0.5}]}]}]}`
+	target, byPath, err := avro.ConvertFields(avroSchema(v2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := fieldsByID(t, target, byPath)
+	dec, err := avro.NewDecoderFields(avroSchema(v1), target, fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rowsWith(t, dec, target, encode(t, v1, map[string]any{
+		"items":  []any{map[string]any{"code": "a"}, map[string]any{"code": "b"}},
+		"byName": map[string]any{"k": map[string]any{"x": 9}},
+		"u":      map[string]any{"U": map[string]any{"y": 2}},
+	}))[0]
+	want := `{"byName":[{"key":"k","value":{"tags":["t"],"x":9}}],"items":[{"qty":1,"sku":"a"},{"qty":1,"sku":"b"}],"u":{"y":2,"z":0.5}}`
+	if got != want {
+		t.Errorf("got %s\nwant %s", got, want)
+	}
+}
