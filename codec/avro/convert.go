@@ -2,7 +2,7 @@
 // and decodes Avro binary values (the payload after the Confluent wire
 // header) into Arrow builders of those types.
 //
-// The mapping is documented row by row in docs/formats-avro.md. Schemas
+// The mapping is documented row by row in docs/formats.md ("Avro"). Schemas
 // are parsed by hamba/avro; values are read by a walker compiled from the
 // writer schema and the table's type, straight from the payload bytes
 // (Avro spec 1.12, "Binary Encoding"), so that strings and bytes are not
