@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/minkhq/mink/codec"
 	"github.com/minkhq/mink/codec/wire"
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/internal/pgtest"
@@ -154,4 +155,30 @@ func TestAvroDefaultRefused(t *testing.T) {
 	infos, err := schemas.WriterSchemas(ctx, pool, tbl.ID)
 	require.NoError(t, err)
 	require.Equal(t, `value: schema id 2: default of field u: "not-a-uuid" is not a UUID (8-4-4-4-12 hex digits)`, infos[0].Error)
+}
+
+// FieldsByID maps a key schema's paths below the key column and a value
+// schema's to the value columns, each only in its own part.
+func TestFieldsByID(t *testing.T) {
+	t.Parallel()
+	keyType, keyPaths, err := codec.ConvertWriterFields(codec.Avro, &wire.Schema{Type: wire.TypeAvro,
+		Text: `{"type":"record","name":"K","fields":[{"name":"id","type":"long"},{"name":"tier","type":"int","default":2}]}`}, nil)
+	require.NoError(t, err)
+	valType, valPaths, err := codec.ConvertWriterFields(codec.Avro, &wire.Schema{Type: wire.TypeAvro, Text: ordersV2}, nil)
+	require.NoError(t, err)
+	cols := append(codec.Columns(keyType, true), codec.Columns(valType, false)...)
+	sc, _, err := schemas.Initial(codec.Avro, codec.Avro, cols)
+	require.NoError(t, err)
+	keys := schemas.FieldsByID(sc, codec.Avro, true, keyPaths)
+	vals := schemas.FieldsByID(sc, codec.Avro, false, valPaths)
+	tier, _ := sc.FindFieldByName("key.tier")
+	prio, _ := sc.FindFieldByName("priority")
+	rate, _ := sc.FindFieldByName("rate")
+	qty, _ := sc.FindFieldByName("quantity")
+	require.Len(t, keys, 1)
+	require.JSONEq(t, `2`, string(keys[tier.ID].Default))
+	require.Len(t, vals, 3)
+	require.JSONEq(t, `3`, string(vals[prio.ID].Default))
+	require.JSONEq(t, `"\u0001\u00f4"`, string(vals[rate.ID].Default))
+	require.Equal(t, []string{"qty"}, vals[qty.ID].Aliases)
 }
