@@ -83,6 +83,12 @@ func (h *Handler) declare(ctx context.Context, def *tables.Definition, offs map[
 			return nil, err
 		}
 		sc = plan.Initial
+		// Version 0 keeps the subjects' defaults and aliases by field id.
+		if len(plan.InitialFields) > 0 {
+			if def.Fields, err = json.Marshal(plan.InitialFields); err != nil {
+				return nil, err
+			}
+		}
 	} else if sc, _, err = schemas.Initial(kf, vf, in.Columns); err != nil {
 		return nil, fmt.Errorf("%w: %w", tables.ErrInvalid, err)
 	}

@@ -46,6 +46,24 @@ func ConvertWriter(format Format, s *wire.Schema, indexes []int) (iceberg.Type, 
 	}
 }
 
+// ConvertWriterFields is ConvertWriter, and for Avro also what the schema
+// says of its record fields beyond their Iceberg types, by field path
+// (avro.ConvertFields: defaults and aliases); nil for other formats.
+func ConvertWriterFields(format Format, s *wire.Schema, indexes []int) (iceberg.Type, map[string]avro.Field, error) {
+	if format == Avro {
+		return avro.ConvertFields(s)
+	}
+	t, err := ConvertWriter(format, s, indexes)
+	return t, nil, err
+}
+
+// ReaderFields is implemented by the WriterSchemas of a range whose table
+// version keeps Avro defaults and aliases (package schemas): the decoders
+// resolve each writer against them (avro.NewDecoderFields).
+type ReaderFields interface {
+	ReaderFields() avro.Fields
+}
+
 // Columns returns the top-level columns of a converted writer type: the
 // key column (key set) of type t, or the value columns: a struct's fields,
 // or one column named value.
@@ -239,7 +257,11 @@ func (r *registryDecoder) compile(id int, indexes []int) *writerDecoder {
 	var fd formatDecoder
 	switch r.cfg.Format {
 	case Avro:
-		fd, err = avro.NewDecoder(s, target)
+		var fields avro.Fields
+		if rf, ok := r.cfg.Writers.(ReaderFields); ok {
+			fields = rf.ReaderFields()
+		}
+		fd, err = avro.NewDecoderFields(s, target, fields)
 	case Protobuf:
 		fd, err = protobuf.NewDecoder(s, indexes, target)
 	}

@@ -2,13 +2,16 @@ package schemas
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/apache/iceberg-go"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/minkhq/mink/codec"
+	"github.com/minkhq/mink/codec/avro"
 	"github.com/minkhq/mink/codec/wire"
 	"github.com/minkhq/mink/tables"
 )
@@ -72,12 +75,17 @@ type Plan struct {
 	// plan adds (1, 2, …), each with the writer schema that adds it.
 	Initial *iceberg.Schema `json:"-"`
 	Added   []AddedVersion  `json:"-"`
+	// InitialFields are version 0's Avro defaults and aliases by field
+	// id (stored with the table, Definition.Fields).
+	InitialFields avro.Fields `json:"-"`
 }
 
 // AddedVersion is a schema version a writer schema adds.
 type AddedVersion struct {
 	Schema *iceberg.Schema
 	Reason string
+	// Fields are the version's Avro defaults and aliases by field id.
+	Fields avro.Fields
 }
 
 // RolePlan is the plan of one subject.
@@ -224,6 +232,7 @@ func withLatest(r *PlanRole) *PlanRole {
 func simulate(in PlanInput, conv conversions, key, value *PlanRole) (*Plan, error) {
 	t := &tables.Table{KeyFormat: in.KeyFormat, ValueFormat: in.ValueFormat, Properties: in.Properties}
 	var cols []iceberg.NestedField
+	var keyPaths, valuePaths map[string]avro.Field
 	for _, r := range []*PlanRole{key, value} {
 		if r == nil {
 			continue
@@ -232,7 +241,12 @@ func simulate(in PlanInput, conv conversions, key, value *PlanRole) (*Plan, erro
 		if err != nil {
 			return nil, err
 		}
-		c, reason := conv.columns(r.Format, sv.Schema, r == key)
+		c, bp, reason := conv.columns(r.Format, sv.Schema, r == key)
+		if r == key {
+			keyPaths = bp
+		} else {
+			valuePaths = bp
+		}
 		if reason != "" {
 			return nil, fmt.Errorf("%w: subject %q version %d: %s", tables.ErrInvalid, r.Subject, r.Start, reason)
 		}
@@ -245,7 +259,9 @@ func simulate(in PlanInput, conv conversions, key, value *PlanRole) (*Plan, erro
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", tables.ErrInvalid, err)
 	}
-	p := &Plan{Initial: initial, Count: in.Counts}
+	fields := FieldsByID(initial, in.KeyFormat, false, valuePaths)
+	maps.Copy(fields, FieldsByID(initial, in.KeyFormat, true, keyPaths))
+	p := &Plan{Initial: initial, InitialFields: fields, Count: in.Counts}
 	latest := initial
 	for _, r := range []*PlanRole{key, value} {
 		if r == nil {
@@ -262,14 +278,15 @@ func simulate(in PlanInput, conv conversions, key, value *PlanRole) (*Plan, erro
 			if _, ok := decided[sv.Schema.ID]; ok {
 				continue // one schema under two versions is one writer schema
 			}
-			cols, reason := conv.columns(r.Format, sv.Schema, isKey)
+			cols, bp, reason := conv.columns(r.Format, sv.Schema, isKey)
 			m := writerMapping{err: reason}
 			if reason == "" {
 				var next *iceberg.Schema
-				next, m = decideColumns(t, latest, isKey, sv.Schema.ID, r.Format, cols)
+				var nf avro.Fields
+				next, nf, m = decideColumns(t, latest, fields, isKey, sv.Schema.ID, r.Format, cols, bp)
 				if next != nil {
-					p.Added = append(p.Added, AddedVersion{Schema: next, Reason: versionReason(sv.Schema.ID, isKey)})
-					latest = next
+					p.Added = append(p.Added, AddedVersion{Schema: next, Reason: versionReason(sv.Schema.ID, isKey), Fields: nf})
+					latest, fields = next, nf
 				}
 			}
 			decided[sv.Schema.ID] = m
@@ -321,18 +338,19 @@ type conversion struct {
 
 type converted struct {
 	cols   []iceberg.NestedField
+	byPath map[string]avro.Field
 	reason string
 }
 
 // columns is writerColumns of ws (first message), converted once.
-func (c conversions) columns(f codec.Format, ws *wire.Schema, key bool) ([]iceberg.NestedField, string) {
+func (c conversions) columns(f codec.Format, ws *wire.Schema, key bool) ([]iceberg.NestedField, map[string]avro.Field, string) {
 	k := conversion{key, ws.ID}
 	r, ok := c[k]
 	if !ok {
-		r.cols, r.reason = writerColumns(f, ws, key, ws.ID, nil)
+		r.cols, r.byPath, r.reason = writerColumns(f, ws, key, ws.ID, nil)
 		c[k] = r
 	}
-	return r.cols, r.reason
+	return r.cols, r.byPath, r.reason
 }
 
 // version returns version n of the subject.
@@ -389,7 +407,11 @@ func ApplyPlan(ctx context.Context, tx pgx.Tx, t *tables.Table, p *Plan) error {
 		return ErrPlanMismatch
 	}
 	for _, a := range p.Added {
-		if err := tables.AddSchemaVersion(ctx, tx, t.ID, a.Schema, a.Reason); err != nil {
+		b, err := json.Marshal(a.Fields)
+		if err != nil {
+			return err
+		}
+		if err := tables.AddSchemaVersionFields(ctx, tx, t.ID, a.Schema, a.Reason, b); err != nil {
 			return err
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minkhq/mink/codec"
+	"github.com/minkhq/mink/codec/avro"
 	"github.com/minkhq/mink/codec/wire"
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/outage"
@@ -66,6 +67,7 @@ type Store struct {
 	mu       sync.Mutex
 	registry map[int]*wire.Schema
 	versions map[versionKey]*iceberg.Schema
+	fields   map[versionKey]avro.Fields
 	writers  map[writerKey]writerMapping
 }
 
@@ -93,7 +95,7 @@ type writerMapping struct {
 // records of registry formats whose schema id is not stored yet wait).
 func NewStore(pool *pgxpool.Pool, source Source) *Store {
 	return &Store{pool: pool, source: source, registry: make(map[int]*wire.Schema),
-		versions: make(map[versionKey]*iceberg.Schema), writers: make(map[writerKey]writerMapping)}
+		versions: make(map[versionKey]*iceberg.Schema), fields: make(map[versionKey]avro.Fields), writers: make(map[writerKey]writerMapping)}
 }
 
 // Source returns the registry the store fetches from (nil when none).
@@ -238,7 +240,11 @@ func (s *Store) Spec(ctx context.Context, t *tables.Table, records []*kgo.Record
 	if spec.Schema, err = s.Version(ctx, t.ID, version); err != nil {
 		return nil, err
 	}
-	spec.Writers = ws
+	fields, err := s.Fields(ctx, t.ID, version)
+	if err != nil {
+		return nil, err
+	}
+	spec.Writers = prepared{ws, fields}
 	return spec, nil
 }
 
@@ -260,6 +266,16 @@ func (e *UnavailableAt) Unwrap() error { return e.Err }
 
 // preparedWriters are the writer schemas of one range (codec.WriterSchemas).
 type preparedWriters map[writerKey]writerMapping
+
+// prepared are the writer schemas of one range and the fields its
+// version keeps (codec.ReaderFields).
+type prepared struct {
+	preparedWriters
+	fields avro.Fields
+}
+
+// ReaderFields implements codec.ReaderFields.
+func (p prepared) ReaderFields() avro.Fields { return p.fields }
 
 // WriterSchema implements codec.WriterSchemas.
 func (p preparedWriters) WriterSchema(key bool, id int, indexes []int) (*wire.Schema, error) {
@@ -402,8 +418,9 @@ func (s *Store) decideWriter(ctx context.Context, t *tables.Table, k writerKey, 
 		}
 	}
 	var cols []iceberg.NestedField
+	var byPath map[string]avro.Field
 	if reason == "" {
-		cols, reason = writerColumns(format, ws, k.key, k.id, indexes)
+		cols, byPath, reason = writerColumns(format, ws, k.key, k.id, indexes)
 	}
 	var m writerMapping
 	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
@@ -426,10 +443,19 @@ func (s *Store) decideWriter(ctx context.Context, t *tables.Table, k writerKey, 
 			if err := json.Unmarshal(b, latest); err != nil {
 				return fmt.Errorf("schemas: table %s: stored schema: %w", t.FullName(), err)
 			}
+			curFields, err := storedFields(ctx, tx, t.ID, latest.ID)
+			if err != nil {
+				return err
+			}
 			var next *iceberg.Schema
-			next, m = decideColumns(t, latest, k.key, k.id, format, cols)
+			var nf avro.Fields
+			next, nf, m = decideColumns(t, latest, curFields, k.key, k.id, format, cols, byPath)
 			if next != nil {
-				if err := tables.AddSchemaVersion(ctx, tx, t.ID, next, versionReason(k.id, k.key)); err != nil {
+				b, err := json.Marshal(nf)
+				if err != nil {
+					return err
+				}
+				if err := tables.AddSchemaVersionFields(ctx, tx, t.ID, next, versionReason(k.id, k.key), b); err != nil {
 					return err
 				}
 			}
@@ -455,37 +481,41 @@ func (s *Store) decideWriter(ctx context.Context, t *tables.Table, k writerKey, 
 }
 
 // writerColumns converts writer schema ws (registry id id) into the
-// columns its records fill, or says why its records are dead letters
-// (reason != "").
-func writerColumns(format codec.Format, ws *wire.Schema, key bool, id int, indexes []int) (cols []iceberg.NestedField, reason string) {
-	wt, err := codec.ConvertWriter(format, ws, indexes)
+// columns its records fill and what it says of them by path (Avro
+// defaults and aliases; nil for other formats), or says why its records
+// are dead letters (reason != "").
+func writerColumns(format codec.Format, ws *wire.Schema, key bool, id int, indexes []int) (cols []iceberg.NestedField, byPath map[string]avro.Field, reason string) {
+	wt, bp, err := codec.ConvertWriterFields(format, ws, indexes)
 	if err != nil {
-		return nil, fmt.Sprintf("%s: schema id %d: %v", role(key), id, err)
+		return nil, nil, fmt.Sprintf("%s: schema id %d: %v", role(key), id, err)
 	}
-	return codec.Columns(wt, key), ""
+	return codec.Columns(wt, key), bp, ""
 }
 
 // decideColumns is the decision for a writer schema (registry id id)
-// whose records fill cols, against latest, t's newest schema version: the
-// version that holds its records (latest, or next when latest must evolve
-// first: next is then non-nil, with id latest.ID+1), or why they are dead
-// letters. It is a pure function: indexing (decideWriter, under the
-// table's row lock) and a create's plan (PlanCreate) decide with it.
-func decideColumns(t *tables.Table, latest *iceberg.Schema, key bool, id int, format codec.Format, cols []iceberg.NestedField) (next *iceberg.Schema, m writerMapping) {
+// whose records fill cols (byPath: what it says of them, writerColumns),
+// against latest, t's newest schema version, whose fields (Avro defaults
+// and aliases by field id) are cur: the version that holds its records
+// (latest, or next when latest must evolve first: next is then non-nil,
+// with id latest.ID+1 and fields nextF), or why they are dead letters. It
+// is a pure function: indexing (decideWriter, under the table's row lock)
+// and a create's plan (PlanCreate) decide with it.
+func decideColumns(t *tables.Table, latest *iceberg.Schema, cur avro.Fields, key bool, id int, format codec.Format,
+	cols []iceberg.NestedField, byPath map[string]avro.Field) (next *iceberg.Schema, nextF avro.Fields, m writerMapping) {
 	if format == codec.JSONSchema {
 		cols = jsonFits(rolePart(latest, t.KeyFormat, key), cols)
 	}
-	next, changed, err := evolveRole(latest, t.KeyFormat, key, cols)
+	next, changed, err := evolveAliased(latest, t.KeyFormat, key, cols, byPath, cur)
 	if err == nil && changed {
 		err = decodable(t, next)
 	}
 	switch {
 	case err != nil:
-		return nil, writerMapping{err: fmt.Sprintf("%s: schema id %d: %v", role(key), id, err)}
+		return nil, nil, writerMapping{err: fmt.Sprintf("%s: schema id %d: %v", role(key), id, err)}
 	case changed:
-		return next, writerMapping{schemaID: next.ID}
+		return next, nextFields(latest, next, cur, FieldsByID(next, t.KeyFormat, key, byPath)), writerMapping{schemaID: next.ID}
 	default:
-		return nil, writerMapping{schemaID: latest.ID}
+		return nil, nil, writerMapping{schemaID: latest.ID}
 	}
 }
 
@@ -589,22 +619,45 @@ func decodable(t *tables.Table, schema *iceberg.Schema) error {
 // value (the value columns) fills with cols, leaving the other part as it
 // is: a key schema never makes a value column optional.
 func evolveRole(latest *iceberg.Schema, keyFormat codec.Format, key bool, cols []iceberg.NestedField) (*iceberg.Schema, bool, error) {
-	fields := latest.Fields()
+	return evolveAliased(latest, keyFormat, key, cols, nil, nil)
+}
+
+// evolveAliased is evolveRole after matching the fields Avro aliases name
+// as one (renameByAliases): byPath is what the writer says of its fields
+// by path, fields what latest keeps by field id. A column renamed by an
+// alias makes a new version even when nothing else changed.
+func evolveAliased(latest *iceberg.Schema, keyFormat codec.Format, key bool, cols []iceberg.NestedField,
+	byPath map[string]avro.Field, fields avro.Fields) (*iceberg.Schema, bool, error) {
+	fields0 := latest.Fields()
 	nk := codec.KeyColumns(keyFormat)
-	part := fields[1+nk:]
+	part := fields0[1+nk:]
 	if key {
-		part = fields[1 : 1+nk]
+		part = fields0[1 : 1+nk]
 	}
-	sub := iceberg.NewSchema(latest.ID, append([]iceberg.NestedField{fields[0]}, part...)...)
+	renamed := false
+	switch {
+	case key && len(part) == 1 && len(cols) == 1:
+		// The key column: aliases are below it, at Convert's paths.
+		ct, it, r := renameType(part[0].Type, cols[0].Type, "", byPath, fields)
+		p, c := part[0], cols[0]
+		p.Type, c.Type = ct, it
+		part, cols, renamed = []iceberg.NestedField{p}, []iceberg.NestedField{c}, r
+	case !key:
+		part, cols, renamed = renameByAliases(part, cols, "", byPath, fields)
+	}
+	sub := iceberg.NewSchema(latest.ID, append([]iceberg.NestedField{fields0[0]}, part...)...)
 	next, _, changed, err := Evolve(sub, latest.HighestFieldID(), cols)
-	if err != nil || !changed {
+	if err != nil || (!changed && !renamed) {
 		return latest, false, err
 	}
-	out := []iceberg.NestedField{fields[0]}
+	if !changed {
+		next = sub // renamed only
+	}
+	out := []iceberg.NestedField{fields0[0]}
 	if key {
-		out = append(append(out, Columns(next)...), fields[1+nk:]...)
+		out = append(append(out, Columns(next)...), fields0[1+nk:]...)
 	} else {
-		out = append(append(out, fields[1:1+nk]...), Columns(next)...)
+		out = append(append(out, fields0[1:1+nk]...), Columns(next)...)
 	}
 	evolved := iceberg.NewSchema(latest.ID+1, out...)
 	if err := codec.CheckSchema(evolved); err != nil {

@@ -57,6 +57,8 @@ var (
 	schemaVersionInsertSQL string
 	//go:embed sql/schema_versions.sql
 	schemaVersionsSQL string
+	//go:embed sql/schema_version_fields.sql
+	schemaVersionFieldsSQL string
 )
 
 // Table properties Mink sets from a Definition (docs/design.md §4.1).
@@ -110,12 +112,35 @@ func (t *Table) Infers() bool { return t.Properties[PropInfer] == "true" }
 // and makes it the table's newest, in tx (which should hold the table's
 // row lock). reason says what made it.
 func AddSchemaVersion(ctx context.Context, tx pgx.Tx, id int64, schema *iceberg.Schema, reason string) error {
+	return AddSchemaVersionFields(ctx, tx, id, schema, reason, nil)
+}
+
+// AddSchemaVersionFields is AddSchemaVersion with the version's fields:
+// what its registry schemas say of its fields beyond their Iceberg types
+// (codec/avro.Fields JSON, by field id; nil: none). They are fixed with
+// the version (docs/design.md §4.7).
+func AddSchemaVersionFields(ctx context.Context, tx pgx.Tx, id int64, schema *iceberg.Schema, reason string, fields json.RawMessage) error {
 	b, err := json.Marshal(schema)
 	if err != nil {
 		return err
 	}
-	_, err = tx.Exec(ctx, schemaVersionInsertSQL, id, schema.ID, b, reason)
+	var f any
+	if len(fields) > 0 {
+		f = string(fields)
+	}
+	_, err = tx.Exec(ctx, schemaVersionInsertSQL, id, schema.ID, b, reason, f)
 	return err
+}
+
+// SchemaVersionFields returns the fields of version version of table id
+// (AddSchemaVersionFields; "{}" when none), or ErrNotFound.
+func SchemaVersionFields(ctx context.Context, q Querier, id int64, version int) (json.RawMessage, error) {
+	var b []byte
+	err := q.QueryRow(ctx, schemaVersionFieldsSQL, id, version).Scan(&b)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	return b, err
 }
 
 // SchemaVersions returns table id's schema versions above after (-1: all),
@@ -200,10 +225,11 @@ func CreateThen(ctx context.Context, pool *pgxpool.Pool, warehouse string, def D
 	if err != nil {
 		return nil, err
 	}
-	for _, x := range []*Table{t, dlq} {
-		if err := AddSchemaVersion(ctx, tx, x.ID, x.Schema, "create"); err != nil {
-			return nil, err
-		}
+	if err := AddSchemaVersionFields(ctx, tx, t.ID, t.Schema, "create", def.Fields); err != nil {
+		return nil, err
+	}
+	if err := AddSchemaVersion(ctx, tx, dlq.ID, dlq.Schema, "create"); err != nil {
+		return nil, err
 	}
 	if then != nil {
 		if err := then(ctx, tx, t); err != nil {

@@ -74,6 +74,11 @@ type Definition struct {
 	// Start is where indexing begins: earliest (default) or latest.
 	Start      string            `json:"start,omitempty"`
 	Properties map[string]string `json:"properties,omitempty"`
+	// Fields are what the registry schemas of a registry format say of
+	// the columns of Schema beyond their Iceberg types (codec/avro.Fields
+	// JSON by field id: Avro defaults and aliases), kept with schema
+	// version 0. The admin API fills it with Schema; never from a request.
+	Fields json.RawMessage `json:"-"`
 }
 
 // Table is a stored table definition and its committed state.

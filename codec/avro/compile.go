@@ -36,6 +36,7 @@ const (
 	opArray
 	opMap
 	opUnion
+	opJSON // a record inside itself: its Avro JSON text into a string
 )
 
 // app is the Arrow builder a node appends to, from the table's type.
@@ -84,6 +85,13 @@ type node struct {
 
 	elem *node // array element, map value
 
+	// record: the defaults of table fields the writer lacks, by table
+	// position (nil: null).
+	defaults []*Decoder
+
+	// opJSON: the writer's type, written as JSON text.
+	schema hamba.Schema
+
 	// union: one node per writer branch, nil for null. For a complex
 	// union: tags (the index among non-null branches), the table field
 	// of each tag, and the position of the tag field.
@@ -94,24 +102,39 @@ type node struct {
 	tableFields int
 }
 
+// compiler compiles a writer schema against the table's type.
+type compiler struct {
+	open   map[string]bool // writer records being compiled, by full name
+	fields Fields          // the table's defaults and aliases by field id
+}
+
 // compile compiles writer schema w against the table's type t at path.
-func compile(w hamba.Schema, t iceberg.Type, path string) (*node, error) {
+func (c *compiler) compile(w hamba.Schema, t iceberg.Type, path string) (*node, error) {
 	if r, ok := w.(*hamba.RefSchema); ok {
 		w = r.Schema()
 	}
 	switch w := w.(type) {
 	case *hamba.UnionSchema:
-		return compileUnion(w, t, path)
+		return c.compileUnion(w, t, path)
 	case *hamba.RecordSchema:
+		if c.open[w.FullName()] {
+			// Convert's string column of a recursive record.
+			if !t.Equals(iceberg.PrimitiveTypes.String) {
+				return nil, mismatch(path, "record "+w.FullName()+" (recursive: JSON text)", t)
+			}
+			return &node{op: opJSON, app: aString, path: path, schema: w, minSize: minSize(w, map[string]bool{})}, nil
+		}
 		st, ok := t.(*iceberg.StructType)
 		if !ok {
 			return nil, mismatch(path, "record "+w.FullName(), t)
 		}
+		c.open[w.FullName()] = true
+		defer delete(c.open, w.FullName())
 		fields := make([]field, len(w.Fields()))
 		for i, f := range w.Fields() {
 			fields[i] = field{f.Name(), f.Type()}
 		}
-		return compileRecord(fields, st, path)
+		return c.compileRecord(fields, st, path)
 	case *hamba.ArraySchema:
 		lt, ok := t.(*iceberg.ListType)
 		if !ok {
@@ -121,7 +144,7 @@ func compile(w hamba.Schema, t iceberg.Type, path string) (*node, error) {
 		if nullable(w.Items()) && lt.ElementRequired {
 			return nil, fmt.Errorf("field %s: writer optional, table required", p)
 		}
-		e, err := compile(w.Items(), lt.Element, p)
+		e, err := c.compile(w.Items(), lt.Element, p)
 		if err != nil {
 			return nil, err
 		}
@@ -135,7 +158,7 @@ func compile(w hamba.Schema, t iceberg.Type, path string) (*node, error) {
 		if nullable(w.Values()) && mt.ValueRequired {
 			return nil, fmt.Errorf("field %s: writer optional, table required", p)
 		}
-		e, err := compile(w.Values(), mt.ValueType, p)
+		e, err := c.compile(w.Values(), mt.ValueType, p)
 		if err != nil {
 			return nil, err
 		}
@@ -151,46 +174,69 @@ type field struct {
 	typ  hamba.Schema
 }
 
-// compileRecord matches writer fields to the table's fields by name.
-func compileRecord(fields []field, st *iceberg.StructType, path string) (*node, error) {
+// compileRecord matches writer fields to the table's fields by name, or
+// by one of a table field's aliases (Avro spec 1.12, "Aliases"); a table
+// field the writer lacks takes its default, or null.
+func (c *compiler) compileRecord(fields []field, st *iceberg.StructType, path string) (*node, error) {
 	n := &node{op: opRecord, app: aStruct, path: path, ntable: len(st.FieldList)}
 	n.table = make([]*node, len(st.FieldList))
 	byName := make(map[string]int, len(st.FieldList))
 	for j, f := range st.FieldList {
 		byName[f.Name] = j
 	}
+	for j, f := range st.FieldList {
+		for _, a := range c.fields[f.ID].Aliases {
+			if _, ok := byName[a]; !ok {
+				byName[a] = j
+			}
+		}
+	}
 	n.direct = len(fields) == len(st.FieldList)
 	for i, f := range fields {
 		p := join(path, f.name)
 		j, ok := byName[f.name]
-		if !ok {
+		if !ok || n.table[j] != nil {
 			return nil, fmt.Errorf("field %s: written, but the table has no such field", p)
 		}
 		tf := st.FieldList[j]
 		if nullable(f.typ) && tf.Required {
 			return nil, fmt.Errorf("field %s: writer optional, table required", p)
 		}
-		c, err := compile(f.typ, tf.Type, p)
+		cn, err := c.compile(f.typ, tf.Type, join(path, tf.Name))
 		if err != nil {
 			return nil, err
 		}
-		c.slot = j
-		n.fields = append(n.fields, c)
-		n.table[j] = c
-		n.minSize += c.minSize
+		cn.slot = j
+		n.fields = append(n.fields, cn)
+		n.table[j] = cn
+		n.minSize += cn.minSize
 		if j != i {
 			n.direct = false
 		}
 	}
 	for j, tf := range st.FieldList {
-		if n.table[j] == nil && tf.Required {
+		if n.table[j] != nil {
+			continue
+		}
+		if f := c.fields[tf.ID]; f.Default != nil {
+			d, err := f.constant(tf.Type, join(path, tf.Name))
+			if err != nil {
+				return nil, err
+			}
+			if n.defaults == nil {
+				n.defaults = make([]*Decoder, len(st.FieldList))
+			}
+			n.defaults[j] = d
+			continue
+		}
+		if tf.Required {
 			return nil, fmt.Errorf("field %s: required by the table, not written", join(path, tf.Name))
 		}
 	}
 	return n, nil
 }
 
-func compileUnion(w *hamba.UnionSchema, t iceberg.Type, path string) (*node, error) {
+func (c *compiler) compileUnion(w *hamba.UnionSchema, t iceberg.Type, path string) (*node, error) {
 	branches, _ := nonNull(w)
 	n := &node{op: opUnion, path: path, minSize: 1, branches: make([]*node, len(w.Types())), tags: make([]int, len(w.Types()))}
 	if len(branches) == 0 {
@@ -201,11 +247,11 @@ func compileUnion(w *hamba.UnionSchema, t iceberg.Type, path string) (*node, err
 			if b.Type() == hamba.Null {
 				continue
 			}
-			c, err := compile(b, t, path)
+			cn, err := c.compile(b, t, path)
 			if err != nil {
 				return nil, err
 			}
-			n.branches[i], n.app = c, c.app
+			n.branches[i], n.app = cn, cn.app
 		}
 		return n, nil
 	}
@@ -236,11 +282,11 @@ func compileUnion(w *hamba.UnionSchema, t iceberg.Type, path string) (*node, err
 		if st.FieldList[j].Required {
 			return nil, fmt.Errorf("field %s: a union branch must be optional in the table", join(path, name))
 		}
-		c, err := compile(b, st.FieldList[j].Type, join(path, name))
+		cn, err := c.compile(b, st.FieldList[j].Type, join(path, name))
 		if err != nil {
 			return nil, err
 		}
-		n.branches[i], n.tags[i] = c, k
+		n.branches[i], n.tags[i] = cn, k
 		n.tagField = append(n.tagField, j)
 		k++
 	}

@@ -2,7 +2,7 @@
 // and decodes Avro binary values (the payload after the Confluent wire
 // header) into Arrow builders of those types.
 //
-// The mapping is documented row by row in docs/formats-avro.md. Schemas
+// The mapping is documented row by row in docs/formats.md ("Avro"). Schemas
 // are parsed by hamba/avro; values are read by a walker compiled from the
 // writer schema and the table's type, straight from the payload bytes
 // (Avro spec 1.12, "Binary Encoding"), so that strings and bytes are not
@@ -83,7 +83,7 @@ func shortErr(err error) error {
 }
 
 // Convert returns the Iceberg type of values written with s, an Avro
-// schema (Avro spec 1.12; mapping in docs/formats-avro.md).
+// schema (Avro spec 1.12; mapping in docs/formats.md).
 //
 // A record becomes *iceberg.StructType whose fields are the table's value
 // columns; a top-level union becomes a struct of one field `value` (so the
@@ -93,32 +93,59 @@ func shortErr(err error) error {
 // nested in it, then its next sibling; list element; map key then value):
 // the caller reassigns them by field path. Names are as the schema spells
 // them; a field is required unless its type is a union with null; field
-// docs are kept. Aliases and defaults are not used.
+// docs are kept. A record met again inside itself (a recursive type) is a
+// string column there, holding that value's Avro JSON text (Avro spec
+// 1.12, "JSON Encoding"). Defaults and aliases are ConvertFields'.
 //
-// Errors name what cannot be mapped: a recursive record (by its full
-// name), a null type outside a union with another branch, a decimal of
-// precision above 38, types nested deeper than MaxDepth, or a schema that
-// is not Avro or does not parse.
+// Errors name what cannot be mapped: a null type outside a union with
+// another branch, a decimal of precision above 38, types nested deeper
+// than MaxDepth, or a schema that is not Avro or does not parse.
 func Convert(s *wire.Schema) (iceberg.Type, error) {
+	t, _, err := convert(s, false)
+	return t, err
+}
+
+// ConvertFields is Convert, and also the defaults and aliases of the
+// record fields below the columns, by field path as Convert's type spells
+// it ("priority", "customer.level", "items.element.sku", "u.field0.x";
+// a top-level union's paths start with "value"). Fields of neither are
+// left out. A default is checked against its field's type (Avro spec
+// 1.12, "Schema Resolution": the value a reader takes for a field its
+// writer lacks); one the column cannot hold exactly is an error naming
+// the field.
+func ConvertFields(s *wire.Schema) (iceberg.Type, map[string]Field, error) {
+	return convert(s, true)
+}
+
+func convert(s *wire.Schema, fields bool) (iceberg.Type, map[string]Field, error) {
 	w, err := parse(s)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c := converter{open: map[string]bool{}}
+	if fields {
+		c.fields = map[string]Field{}
+		if c.raw, err = rawDefaultsOf(s); err != nil {
+			return nil, nil, err
+		}
+	}
 	if u, ok := w.(*hamba.UnionSchema); ok {
 		id := c.id()
 		t, opt, err := c.typ(u, "value")
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return &iceberg.StructType{FieldList: []iceberg.NestedField{{ID: id, Name: "value", Type: t, Required: !opt}}}, nil
+		return &iceberg.StructType{FieldList: []iceberg.NestedField{{ID: id, Name: "value", Type: t, Required: !opt}}}, c.fields, nil
 	}
 	path := "value" // the value column
 	if _, ok := w.(*hamba.RecordSchema); ok {
 		path = "" // its fields are the value columns
 	}
 	t, _, err := c.typ(w, path)
-	return t, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, c.fields, nil
 }
 
 // MaxDepth is the deepest nesting of types Convert accepts: a record
@@ -133,6 +160,10 @@ type converter struct {
 	next  int
 	open  map[string]bool // records being converted, by full name
 	depth int             // types nested above the one being converted
+	// fields collects the defaults and aliases of record fields by path
+	// (ConvertFields); nil: not collected.
+	fields map[string]Field
+	raw    rawDefaults
 }
 
 // nested maps w, the type of a field, element, map value or union branch
@@ -158,15 +189,21 @@ func (c *converter) typ(w hamba.Schema, path string) (iceberg.Type, bool, error)
 		return c.typ(w.Schema(), path)
 	case *hamba.RecordSchema:
 		if c.open[w.FullName()] {
-			return nil, false, fmt.Errorf("field %s: record %s is recursive: %w", path, w.FullName(), ErrUnsupported)
+			// A record inside itself has no finite Iceberg type: from here
+			// on the value is its Avro JSON text (see jsontext.go).
+			return iceberg.PrimitiveTypes.String, false, nil
 		}
 		c.open[w.FullName()] = true
 		defer delete(c.open, w.FullName())
 		st := &iceberg.StructType{FieldList: make([]iceberg.NestedField, 0, len(w.Fields()))}
 		for _, f := range w.Fields() {
 			id := c.id()
-			t, opt, err := c.nested(f.Type(), join(path, f.Name()))
+			p := join(path, f.Name())
+			t, opt, err := c.nested(f.Type(), p)
 			if err != nil {
+				return nil, false, err
+			}
+			if err := c.field(w, f, p, t); err != nil {
 				return nil, false, err
 			}
 			st.FieldList = append(st.FieldList, iceberg.NestedField{ID: id, Name: f.Name(), Type: t, Required: !opt, Doc: f.Doc()})

@@ -32,6 +32,7 @@ type Decoder struct {
 	in   []byte
 	pos  int
 	tape []entry
+	json []byte // the JSON text of the value's recursive parts
 	// zeroItems counts array and map items whose encoding may take no
 	// bytes (empty records, fixed(0)): a corrupt count must not make a
 	// value of unbounded size.
@@ -68,6 +69,7 @@ const (
 	tList
 	tMap
 	tUnion
+	tJSON // off, n locate the text in Decoder.json
 )
 
 // NewDecoder compiles a decoder from the writer schema s into target, the
@@ -86,6 +88,16 @@ const (
 // the same rules. Otherwise the error names the first mismatch, e.g.
 // `field customer.id: writer string, table int`.
 func NewDecoder(s *wire.Schema, target iceberg.Type) (*Decoder, error) {
+	return NewDecoderFields(s, target, nil)
+}
+
+// NewDecoderFields is NewDecoder resolving the writer against what the
+// table's version keeps of its reader schemas (Avro spec 1.12, "Schema
+// Resolution"): a table field the writer lacks takes its default from
+// fields (by the table's field id), and a writer field named as one of a
+// table field's aliases fills that field. A default the column cannot
+// hold exactly is an error naming the field.
+func NewDecoderFields(s *wire.Schema, target iceberg.Type, fields Fields) (*Decoder, error) {
 	w, err := parse(s)
 	if err != nil {
 		return nil, err
@@ -94,29 +106,31 @@ func NewDecoder(s *wire.Schema, target iceberg.Type) (*Decoder, error) {
 		return nil, errors.New("avro: nil target type")
 	}
 	d := &Decoder{}
+	c := &compiler{open: map[string]bool{}, fields: fields}
 	switch w := w.(type) {
 	case *hamba.RecordSchema:
 		st, ok := target.(*iceberg.StructType)
 		if !ok {
 			return nil, fmt.Errorf("avro: writer record %s, table value column %s", w.FullName(), target)
 		}
-		fields := make([]field, len(w.Fields()))
+		wf := make([]field, len(w.Fields()))
 		for i, f := range w.Fields() {
-			fields[i] = field{f.Name(), f.Type()}
+			wf[i] = field{f.Name(), f.Type()}
 		}
-		d.root, err = compileRecord(fields, st, "")
+		c.open[w.FullName()] = true
+		d.root, err = c.compileRecord(wf, st, "")
 		d.isStruct = true
 	case *hamba.UnionSchema:
 		// Convert wraps a top-level union in a struct of one field, value;
 		// the value column's own type is accepted too.
 		if st, ok := target.(*iceberg.StructType); ok && len(st.FieldList) == 1 && st.FieldList[0].Name == "value" {
-			d.root, err = compileRecord([]field{{"value", w}}, st, "")
+			d.root, err = c.compileRecord([]field{{"value", w}}, st, "")
 			d.isStruct = true
 			break
 		}
-		d.root, err = compile(w, target, "value")
+		d.root, err = c.compile(w, target, "value")
 	default:
-		d.root, err = compile(w, target, "value")
+		d.root, err = c.compile(w, target, "value")
 	}
 	if err != nil {
 		return nil, err
@@ -139,7 +153,7 @@ func NewDecoder(s *wire.Schema, target iceberg.Type) (*Decoder, error) {
 // payload must not be modified until Append has been called: the tape
 // points into it.
 func (d *Decoder) Decode(payload []byte) error {
-	d.in, d.pos, d.tape, d.zeroItems = payload, 0, d.tape[:0], 0
+	d.in, d.pos, d.tape, d.zeroItems, d.json = payload, 0, d.tape[:0], 0, d.json[:0]
 	if len(payload) > math.MaxInt32 { // the tape holds 32-bit offsets; Kafka's records are far smaller
 		return fmt.Errorf("payload of %d bytes: larger than 2 GiB", len(payload))
 	}
@@ -365,6 +379,13 @@ func (d *Decoder) read(n *node) error {
 		d.tape = append(d.tape, entry{kind: tEnum, i: v})
 	case opRecord:
 		return d.record(n)
+	case opJSON:
+		start := len(d.json)
+		var err error
+		if d.json, err = d.jsonText(d.json, n.schema, n, 0); err != nil {
+			return err
+		}
+		d.tape = append(d.tape, entry{kind: tJSON, off: int32(start), n: int32(len(d.json) - start)})
 	case opArray, opMap:
 		return d.blocks(n)
 	case opUnion:
@@ -586,11 +607,22 @@ func (d *Decoder) Append(cols []array.Builder) {
 	for j, f := range n.table {
 		slot := d.tape[1+j].i
 		if f == nil {
-			cols[j].AppendNull()
+			n.absent(j, cols[j])
 			continue
 		}
 		d.value(f, cols[j], int(slot))
 	}
+}
+
+// absent appends the value of table field j of record n, which the
+// writer lacks: its default, or null.
+func (n *node) absent(j int, b array.Builder) {
+	if n.defaults == nil || n.defaults[j] == nil {
+		b.AppendNull()
+		return
+	}
+	c := n.defaults[j]
+	c.value(c.root, b, 0)
 }
 
 func (d *Decoder) bytesOf(e *entry) []byte {
@@ -630,9 +662,12 @@ func (d *Decoder) value(n *node, b array.Builder, q int) int {
 	case aTimestamp:
 		b.(*array.TimestampBuilder).Append(arrow.Timestamp(e.i))
 	case aString:
-		if e.kind == tEnum {
+		switch e.kind {
+		case tEnum:
 			b.(*array.StringBuilder).BinaryBuilder.Append(n.symbols[e.i])
-		} else {
+		case tJSON:
+			b.(*array.StringBuilder).BinaryBuilder.Append(d.json[e.off : e.off+e.n])
+		default:
 			b.(*array.StringBuilder).BinaryBuilder.Append(d.bytesOf(e))
 		}
 	case aBinary:
@@ -662,7 +697,7 @@ func (d *Decoder) value(n *node, b array.Builder, q int) int {
 		}
 		for j, f := range n.table {
 			if f == nil {
-				sb.FieldBuilder(j).AppendNull()
+				n.absent(j, sb.FieldBuilder(j))
 				continue
 			}
 			d.value(f, sb.FieldBuilder(j), int(d.tape[q+1+j].i))

@@ -41,6 +41,11 @@ var fuzzSchemas = []string{
 	record(`{"type":"array","items":{"type":"record","name":"E","fields":[]}}`),
 	`["null","int",{"type":"map","values":{"type":"array","items":["null","string"]}}]`,
 	record(`{"type":"map","values":{"type":"array","items":{"type":"fixed","name":"Z","size":0}}}`),
+	// recursive: the JSON text of every Avro type
+	`{"type":"record","name":"T","fields":[{"name":"b","type":"boolean"},{"name":"f","type":"float"},{"name":"d","type":"double"},
+	 {"name":"s","type":"string"},{"name":"by","type":"bytes"},{"name":"x","type":{"type":"fixed","name":"X","size":2}},
+	 {"name":"e","type":{"type":"enum","name":"En","symbols":["A","B"]}},{"name":"l","type":"long"},
+	 {"name":"kids","type":{"type":"array","items":"T"}},{"name":"m","type":{"type":"map","values":["null","int","T"]}}]}`,
 }
 
 // FuzzDecode: Decode never panics, and whatever it accepts, Append
@@ -53,6 +58,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add(uint8(1), zz(nil, -3, 0, 0))
 	f.Add(uint8(2), zz(nil, 4, 1, 2, 'k', 1, 2, 2, 'v', 0, 0, 0))
 	f.Add(uint8(3), zz(nil, 1, 2, 'k', 5, 0, 0))
+	f.Add(uint8(4), cat([]byte{1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, zz(nil, 0, 0), []byte{'a', 'b'}, zz(nil, 1, 0, 1),
+		[]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, zz(nil, 0, 0), []byte{'c', 'd'}, zz(nil, 0, 0, 0, 0, 0)))
 	type target struct {
 		dec *avro.Decoder
 		asc *arrow.Schema

@@ -57,6 +57,12 @@ func rows(t testing.TB, schema *wire.Schema, target iceberg.Type, payloads ...[]
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rowsWith(t, dec, target, payloads...)
+}
+
+// rowsWith is rows with a decoder of its own.
+func rowsWith(t testing.TB, dec *avro.Decoder, target iceberg.Type, payloads ...[]byte) []string {
+	t.Helper()
 	asc, err := table.SchemaToArrowSchema(columns(target), nil, true, false)
 	if err != nil {
 		t.Fatal(err)

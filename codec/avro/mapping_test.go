@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// TestMapping covers every row of docs/formats-avro.md: each value is
+// TestMapping covers every row of docs/formats.md ("Avro"): each value is
 // written by hamba/avro's encoder into a record of one field f, decoded
 // into the type Convert maps it to, built into Arrow through
 // table.SchemaToArrowSchema and read back.

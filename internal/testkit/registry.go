@@ -117,12 +117,13 @@ func JSONSchema(id int, properties string, required ...string) *wire.Schema {
 		Text: fmt.Sprintf(`{"type":"object","properties":{%s},"required":%s}`, properties, req)}
 }
 
-// RegistryDefinition completes def (a json-schema table) with the columns
-// of first, as the admin API declares them from the subject version its
-// plan starts from (schemas.PlanCreate).
+// RegistryDefinition completes def (a registry format's table, key format
+// raw) with the columns of first, and its Avro defaults and aliases, as the
+// admin API declares them from the subject version its plan starts from
+// (schemas.PlanCreate).
 func RegistryDefinition(t testing.TB, def tables.Definition, first *wire.Schema) tables.Definition {
 	t.Helper()
-	conv, err := codec.ConvertWriter(codec.Format(def.ValueFormat), first, nil)
+	conv, byPath, err := codec.ConvertWriterFields(codec.Format(def.ValueFormat), first, nil)
 	if err != nil {
 		t.Fatalf("testkit: convert: %v", err)
 	}
@@ -132,6 +133,11 @@ func RegistryDefinition(t testing.TB, def tables.Definition, first *wire.Schema)
 	}
 	if def.Schema, err = json.Marshal(iceberg.NewSchema(0, schemas.Columns(sc)...)); err != nil {
 		t.Fatalf("testkit: %v", err)
+	}
+	if fields := schemas.FieldsByID(sc, codec.Raw, false, byPath); len(fields) > 0 {
+		if def.Fields, err = json.Marshal(fields); err != nil {
+			t.Fatalf("testkit: %v", err)
+		}
 	}
 	return def
 }
