@@ -1,6 +1,8 @@
 -- The progress of each partition of some tables, by table id and
--- partition: the end of its last indexed range (its start offset before
--- the first), its lease's holder and expiry (NULL when free or expired, by
+-- partition: how far its records are built into files, whoever built
+-- them: the end of its last indexed range or the content end of the table
+-- or its dead-letter table (a table load's tail files), whichever is
+-- further (its start offset before either), its lease's holder and expiry (NULL when free or expired, by
 -- the database clock) and epoch, and the records indexed per second over
 -- the last minute (the records of the ranges created in the last minute /
 -- 60: every node reads the same rows, so every node shows the same rate).
@@ -8,8 +10,12 @@
 -- transaction.
 -- $1 table ids.
 SELECT p.table_id, p.partition,
-       coalesce((SELECT max(end_offset) FROM ranges g
-                 WHERE g.table_id = p.table_id AND g.partition = p.partition), p.start_offset),
+       greatest((SELECT max(end_offset) FROM ranges g
+                 WHERE g.table_id = p.table_id AND g.partition = p.partition),
+                (SELECT max(c.end_offset) FROM content_ends c
+                 WHERE c.partition = p.partition
+                   AND (c.table_id = p.table_id OR c.table_id IN (SELECT d.id FROM tables d WHERE d.dlq_of = p.table_id))),
+                p.start_offset),
        CASE WHEN l.expires_at > now() THEN l.holder END,
        CASE WHEN l.expires_at > now() THEN l.expires_at END,
        l.epoch,
