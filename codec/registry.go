@@ -229,7 +229,7 @@ func (r *registryDecoder) compile(id int, indexes []int) *writerDecoder {
 		return &writerDecoder{err: err}
 	}
 	if r.cfg.Format == JSONSchema {
-		jv, err := jsonschema.NewValidator(s)
+		jv, err := jsonschema.Cached(s)
 		if err != nil {
 			return fail(err)
 		}

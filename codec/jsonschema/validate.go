@@ -2,11 +2,15 @@ package jsonschema
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	js "github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
@@ -263,4 +267,63 @@ func escapeAll(toks []string) []string {
 		out[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1")
 	}
 	return out
+}
+
+// maxCached bounds the validators Cached keeps; past it, the cache starts
+// over (a table meets few writer schemas; a build compiles its writers'
+// validators again only after that).
+const maxCached = 256
+
+var cache struct {
+	sync.Mutex
+	m map[[sha256.Size]byte]cached
+}
+
+type cached struct {
+	v   *Validator
+	err error
+}
+
+// Cached is NewValidator, compiled once per schema text and references
+// (a compile takes milliseconds, and every build of a range decodes with
+// its writers' validators). A Validator is safe for concurrent use.
+func Cached(s *wire.Schema) (*Validator, error) {
+	if s == nil {
+		return NewValidator(s)
+	}
+	h := sha256.New()
+	hashSchema(h, s)
+	var k [sha256.Size]byte
+	h.Sum(k[:0])
+	cache.Lock()
+	c, ok := cache.m[k]
+	cache.Unlock()
+	if ok {
+		return c.v, c.err
+	}
+	c.v, c.err = NewValidator(s)
+	cache.Lock()
+	if cache.m == nil || len(cache.m) >= maxCached {
+		cache.m = map[[sha256.Size]byte]cached{}
+	}
+	cache.m[k] = c
+	cache.Unlock()
+	return c.v, c.err
+}
+
+// hashSchema writes s's id, text and references, each length-prefixed.
+func hashSchema(h hash.Hash, s *wire.Schema) {
+	put := func(str string) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(str)))
+		h.Write(n[:])
+		h.Write([]byte(str))
+	}
+	put(strconv.Itoa(s.ID))
+	put(s.Text)
+	put(strconv.Itoa(len(s.References)))
+	for _, r := range s.References {
+		put(r.Name)
+		hashSchema(h, &r.Schema)
+	}
 }

@@ -41,3 +41,20 @@ func TestValidatorReadsNothing(t *testing.T) {
 		require.ErrorContains(t, err, r)
 	}
 }
+
+// TestCached: one compile per schema text and references; another
+// reference text is another validator.
+func TestCached(t *testing.T) {
+	t.Parallel()
+	text := `{"type": "object", "properties": {"c": {"$ref": "c.json"}}}`
+	a, err := jsonschema.Cached(js(text, ref("c.json", `{"type": "object", "properties": {"id": {"type": "integer"}}, "additionalProperties": false}`)))
+	require.NoError(t, err)
+	b, err := jsonschema.Cached(js(text, ref("c.json", `{"type": "object", "properties": {"id": {"type": "integer"}}, "additionalProperties": false}`)))
+	require.NoError(t, err)
+	require.Same(t, a, b)
+	c, err := jsonschema.Cached(js(text, ref("c.json", `{"type": "object", "properties": {"id": {"type": "integer"}}}`)))
+	require.NoError(t, err)
+	require.NotSame(t, a, c)
+	require.Error(t, a.Validate([]byte(`{"c": {"id": 1, "x": 2}}`)))
+	require.NoError(t, c.Validate([]byte(`{"c": {"id": 1, "x": 2}}`)))
+}
