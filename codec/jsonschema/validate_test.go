@@ -1,6 +1,7 @@
 package jsonschema_test
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -55,6 +56,15 @@ func TestCached(t *testing.T) {
 	c, err := jsonschema.Cached(js(text, ref("c.json", `{"type": "object", "properties": {"id": {"type": "integer"}}}`)))
 	require.NoError(t, err)
 	require.NotSame(t, a, c)
-	require.Error(t, a.Validate([]byte(`{"c": {"id": 1, "x": 2}}`)))
+	// Shared by the decoders of every partition at once (go test -race).
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() { errs[i] = a.Validate([]byte(`{"c": {"id": 1, "x": 2}}`)) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.EqualError(t, err, "the writer schema rejects it: at /c: additional properties 'x' not allowed")
+	}
 	require.NoError(t, c.Validate([]byte(`{"c": {"id": 1, "x": 2}}`)))
 }
