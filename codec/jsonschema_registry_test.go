@@ -162,3 +162,23 @@ func TestJSONSchemaWriterRejects(t *testing.T) {
 		{"id": 1.0, "v": "v1", "color": "red", "customer": map[string]any{"name": "Ada"}, "tags": map[string]any{"a": "x"}, "meta": map[string]any{"k": "q"}},
 	}, rows)
 }
+
+// TestJSONSchemaUnionMixed: a oneOf of an object, a string and an array
+// keeps each value in its own branch's field; inside a list too.
+func TestJSONSchemaUnionMixed(t *testing.T) {
+	t.Parallel()
+	rows, errs := jsonSchemaTable(t, `{"type": "object", "properties": {"v": {"type": "array", "items": {"oneOf": [
+		{"title": "obj", "type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]},
+		{"title": "text", "type": "string"},
+		{"title": "nums", "type": "array", "items": {"type": "number"}}]}}}}`,
+		`{"v": [{"x": 1}, "abc", [1.5, 2]]}`,
+		`{"v": [true]}`,
+	)
+	require.Equal(t, []string{"",
+		`value (schema id 7): field v[0]: boolean true validates against none of the oneOf's branches (obj, text, nums)`}, errs)
+	require.Equal(t, []map[string]any{{"v": []any{
+		map[string]any{"obj": map[string]any{"x": 1.0}, "text": nil, "nums": nil},
+		map[string]any{"obj": nil, "text": "abc", "nums": nil},
+		map[string]any{"obj": nil, "text": nil, "nums": []any{1.5, 2.0}},
+	}}}, rows)
+}
