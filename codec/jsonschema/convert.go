@@ -45,6 +45,9 @@ const hint = "declare the field, or use value format json with a schema file"
 //	                                   base64 → binary
 //	integer, number, boolean           long, double, boolean
 //	["null", T], anyOf/oneOf [null, T] optional T
+//	anyOf/oneOf [A, B, ...]            struct with an optional field per
+//	                                   branch (title, $ref name, else
+//	                                   option_<n>); see Union
 //	enum/const                         string (strings), long (integers),
 //	                                   double (numbers), boolean
 //
@@ -61,7 +64,7 @@ const hint = "declare the field, or use value format json with a schema file"
 // "items.element", map values as "tags.value"): invalid JSON, a $ref that
 // does not resolve, and, wrapping ErrUnsupported, a top level that is not
 // an object with properties, a recursive $ref (named), tuples
-// (prefixItems, items as an array), unions other than with null, allOf
+// (prefixItems, items as an array), type lists of two non-null types, allOf
 // with more than one schema, {} / true schemas, objects without
 // properties or an additionalProperties schema, type null alone, types
 // nested deeper than MaxDepth. A document nested deeper than 1000 levels
