@@ -48,7 +48,10 @@ type LeaseList struct {
 // PartitionStatus is one partition's progress.
 type PartitionStatus struct {
 	Partition int32 `json:"partition"`
-	// IndexedOffset is the end of the last indexed range.
+	// IndexedOffset is how far the partition's records are built into
+	// data files, whoever built them: the end of the last indexed range,
+	// or the content end of the table or its dead-letter table when a
+	// table load's tail files reach further (admin/sql/partitions.sql).
 	IndexedOffset int64 `json:"indexed_offset"`
 	// CommittedOffset is the offset below which every record is in the
 	// current snapshot of the table or of its dead-letter table (the
@@ -60,7 +63,7 @@ type PartitionStatus struct {
 	LastStable      int64 `json:"last_stable_offset"`
 	HighWatermark   int64 `json:"high_watermark"`
 	// Lag is last stable offset − indexed offset: records Kafka can serve
-	// that are not indexed yet.
+	// that are in no data file yet.
 	Lag int64 `json:"lag"`
 	// RecordsPerSecond is the indexing rate over the last minute.
 	// RecordsPerSecond is the indexing rate over the last minute: the
@@ -101,9 +104,10 @@ type TableStatus struct {
 	// of a dead letter), counted once when their range was indexed, on
 	// any node.
 	UnknownFields UnknownFieldsStatus `json:"unknown_fields"`
-	// DeadLetters is the number of rows of <name>~dlq in its live data
-	// files, committed or about to be (rows dropped below Kafka's log start
-	// no longer count).
+	// DeadLetters is the number of rows of <name>~dlq's current snapshot,
+	// whoever committed them: its committed data files and the tail files
+	// table loads committed (rows dropped below Kafka's log start no
+	// longer count; admin/sql/dead_letters.sql).
 	DeadLetters int64 `json:"dead_letters"`
 	// SchemaID is the table's newest schema version (Iceberg schema-id;
 	// docs/design.md §4.7) and SchemaVersions how many it has had.

@@ -142,7 +142,7 @@ func readStatuses(ctx context.Context, q tables.Querier, ts []*tables.Table, dlq
 	if err != nil {
 		return nil, err
 	}
-	dead, err := readDeadLetters(ctx, q, ids)
+	dead, err := readDeadLetters(ctx, q, only)
 	if err != nil {
 		return nil, err
 	}

@@ -89,7 +89,12 @@ func readDLQ(ctx context.Context, q tables.Querier, t *tables.Table) (map[int64]
 // snapshotRead transaction. A table without partitions (a dead-letter
 // table) has no entry: its answer has always said null.
 func readPartitions(ctx context.Context, q tables.Querier, dlqs map[int64]int64) (map[int64][]PartitionStatus, error) {
-	rows, err := q.Query(ctx, partitionsSQL, slices.Collect(maps.Keys(dlqs)))
+	ids := slices.Collect(maps.Keys(dlqs))
+	dlqIDs := make([]int64, len(ids))
+	for i, id := range ids {
+		dlqIDs[i] = dlqs[id]
+	}
+	rows, err := q.Query(ctx, partitionsSQL, ids, dlqIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -186,10 +191,15 @@ func mergeUnknownFields(parts []partitionUnknownFields) UnknownFieldsStatus {
 	return st
 }
 
-// readDeadLetters returns the number of rows in the live data files of
-// the dead-letter table of each of the tables ids, by table id; a table
-// without any has no entry.
-func readDeadLetters(ctx context.Context, q tables.Querier, ids []int64) (map[int64]int64, error) {
+// readDeadLetters returns the number of rows in the current snapshot of
+// the dead-letter table of each table of dlqs (by table id, the id of its
+// dead-letter table), by table id; a table without any has no entry.
+func readDeadLetters(ctx context.Context, q tables.Querier, dlqs map[int64]int64) (map[int64]int64, error) {
+	ids := slices.Collect(maps.Keys(dlqs))
+	dlqIDs := make([]int64, len(ids))
+	for i, id := range ids {
+		dlqIDs[i] = dlqs[id]
+	}
 	out := map[int64]int64{}
 	err := queryEach(ctx, q, deadLettersSQL, func(r pgx.Row) error {
 		var id, n int64
@@ -198,7 +208,7 @@ func readDeadLetters(ctx context.Context, q tables.Querier, ids []int64) (map[in
 		}
 		out[id] = n
 		return nil
-	}, ids)
+	}, ids, dlqIDs)
 	return out, err
 }
 

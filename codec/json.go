@@ -187,7 +187,11 @@ func (p *jsonParser) parseTop(root *node) error {
 		}
 		return p.syntax("not a JSON value")
 	}
-	if err := p.parseStruct(root); err != nil {
+	parse := p.parseStruct
+	if root.union != nil {
+		parse = p.parseUnion
+	}
+	if err := parse(root); err != nil {
 		return err
 	}
 	p.skipWS()
@@ -562,6 +566,9 @@ func (p *jsonParser) parseValue(n *node) error {
 	if p.pos >= len(p.in) {
 		return p.unexpected()
 	}
+	if n.union != nil {
+		return p.parseUnion(n)
+	}
 	c := p.in[p.pos]
 	switch n.kind {
 	case kStruct:
@@ -588,6 +595,60 @@ func (p *jsonParser) mismatch(n *node) error {
 		return p.unexpected()
 	}
 	return convErr("cannot convert %s to %s", d, n.typeName())
+}
+
+// parseUnion parses the value of a JSON Schema anyOf/oneOf into struct
+// n, one field per branch: the value is validated against each branch
+// (github.com/santhosh-tekuri/jsonschema/v6) and parsed into the field of
+// every branch it validates against; the others are null. A oneOf value
+// must validate against exactly one branch, an anyOf value against at
+// least one (JSON Schema 2020-12 Core §10.2.1.2, §10.2.1.3); else it is an
+// error naming the branches.
+func (p *jsonParser) parseUnion(n *node) error {
+	start := p.pos
+	if err := p.skipValue(); err != nil {
+		return err
+	}
+	end := p.pos
+	u := n.union.u
+	match, err := u.Match(p.in[start:end])
+	if err != nil {
+		return convErr("%v", err)
+	}
+	if len(match) == 0 || (u.OneOf && len(match) > 1) {
+		names := make([]string, len(u.Branches))
+		for i, b := range u.Branches {
+			names[i] = b.Name
+		}
+		p.pos = start
+		d := p.describe()
+		p.pos = end
+		if len(match) == 0 {
+			return convErr("%s validates against none of the %s's branches (%s)", d, u.Kind(), strings.Join(names, ", "))
+		}
+		got := make([]string, len(match))
+		for i, m := range match {
+			got[i] = u.Branches[m].Name
+		}
+		return convErr("%s validates against %d of the oneOf's branches (%s), not exactly one", d, len(match), strings.Join(got, ", "))
+	}
+	hdr := len(p.tape)
+	p.tape = append(p.tape, entry{kind: tStruct, n: int32(len(n.fields))})
+	for range n.fields {
+		p.tape = append(p.tape, entry{kind: tSlot, i: slotMissing})
+	}
+	for _, m := range match {
+		f := n.union.field[m]
+		p.pos = start
+		at := len(p.tape)
+		if err := p.parseValue(n.fields[f]); err != nil {
+			return within(err, n.fields[f].name)
+		}
+		p.tape[hdr+1+f].i = int64(at)
+	}
+	p.pos = end
+	p.tape[hdr].i = int64(len(p.tape))
+	return nil
 }
 
 // skipValue checks and skips one JSON value of a field not in the schema.

@@ -2,8 +2,11 @@ package codec
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/apache/iceberg-go"
+
+	"github.com/minkhq/mink/codec/jsonschema"
 )
 
 // kind is the column type a JSON value is converted to.
@@ -53,6 +56,62 @@ type node struct {
 	path         string         // struct: its path from the top ("" at the top, "a.element.b")
 	elem         *node          // list element, map value
 	elemRequired bool
+	union        *unionPlan // struct: the struct of a JSON Schema union's branches
+}
+
+// unionPlan decodes a JSON Schema anyOf/oneOf into the struct of its
+// branches: field[i] is the struct's field of u.Branches[i].
+type unionPlan struct {
+	u     *jsonschema.Union
+	field []int
+}
+
+// attachUnions marks the structs of root (compiled from the table's
+// columns) that hold the unions of a writer schema. A union whose path or
+// branch the table lacks is an error: the writer's records are dead
+// letters, never decoded as something else.
+func attachUnions(root *node, unions []jsonschema.Union) error {
+	for i := range unions {
+		u := &unions[i]
+		n := root
+		for _, seg := range u.Path {
+			switch n.kind {
+			case kStruct:
+				j := fieldIndex(n, seg)
+				if j < 0 {
+					return fmt.Errorf("the table has no field %s for the writer's %s", strings.Join(u.Path, "."), u.Kind())
+				}
+				n = n.fields[j]
+			case kList, kMap:
+				n = n.elem
+			default:
+				return fmt.Errorf("the table's field %s is a %s, not the writer's %s", strings.Join(u.Path, "."), n.typeName(), u.Kind())
+			}
+		}
+		if n.kind != kStruct {
+			return fmt.Errorf("the table's field %s is a %s, not the struct of the writer's %s", strings.Join(u.Path, "."), n.typeName(), u.Kind())
+		}
+		plan := &unionPlan{u: u}
+		for _, b := range u.Branches {
+			j := fieldIndex(n, b.Name)
+			if j < 0 {
+				return fmt.Errorf("the table's field %s has no field %s for a branch of the writer's %s", strings.Join(u.Path, "."), b.Name, u.Kind())
+			}
+			plan.field = append(plan.field, j)
+		}
+		n.union = plan
+	}
+	return nil
+}
+
+// fieldIndex is the position of the field named name in struct n, or -1.
+func fieldIndex(n *node, name string) int {
+	for j, f := range n.fields {
+		if f.name == name {
+			return j
+		}
+	}
+	return -1
 }
 
 func (n *node) typeName() string {

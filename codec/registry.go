@@ -109,6 +109,10 @@ type writerKey struct {
 type writerDecoder struct {
 	fd   formatDecoder // avro, protobuf
 	json bool          // json-schema: the registryDecoder's JSON parser
+	// json-schema: the writer schema's validator, and the decode plan
+	// (the registryDecoder's, or its copy with the writer's unions).
+	jv     *jsonschema.Validator
+	jsRoot *node
 	// structCols: the writer's type is a struct whose fields are the
 	// target columns; else one column of the writer's type.
 	structCols bool
@@ -124,9 +128,10 @@ type registryDecoder struct {
 	cur     *writerDecoder
 	isNull  bool
 	// json-schema: the JSON decoder, compiled once over the columns (or
-	// the key struct's fields).
-	js   jsonParser
-	root *node
+	// the key struct's fields), and those fields.
+	js       jsonParser
+	root     *node
+	jsFields []iceberg.NestedField
 	// protobuf unknown fields of the last value
 	pbUnknown int
 	sub       []array.Builder // the key struct's field builders
@@ -154,7 +159,7 @@ func newRegistryDecoder(cfg DecoderConfig, columns []iceberg.NestedField) (*regi
 		if err != nil {
 			return nil, err
 		}
-		r.root = root
+		r.root, r.jsFields = root, fields
 		r.js.opts = cfg.JSON
 	}
 	return r, nil
@@ -206,7 +211,14 @@ func (r *registryDecoder) decode(b []byte) error {
 		return w.err
 	}
 	if w.json {
-		if err := r.js.parse(r.root, rest); err != nil {
+		if err := r.js.parse(w.jsRoot, rest); err != nil {
+			return fmt.Errorf("%s (schema id %d): %w", r.what(), id, err)
+		}
+		// The value is decoded against its writer schema: one the schema
+		// rejects (a property additionalProperties forbids, a const
+		// broken, ...) is a dead letter, not a row without what it broke.
+		if err := w.jv.Validate(rest); err != nil {
+			r.js.unknown = 0
 			return fmt.Errorf("%s (schema id %d): %w", r.what(), id, err)
 		}
 	} else if err := w.fd.Decode(rest); err != nil {
@@ -235,7 +247,21 @@ func (r *registryDecoder) compile(id int, indexes []int) *writerDecoder {
 		return &writerDecoder{err: err}
 	}
 	if r.cfg.Format == JSONSchema {
-		return &writerDecoder{json: true, structCols: !r.cfg.Key}
+		jv, err := jsonschema.Cached(s)
+		if err != nil {
+			return fail(err)
+		}
+		root := r.root
+		if len(jv.Unions()) > 0 {
+			// The writer's unions mark structs of a plan of its own.
+			if root, err = compileStruct(r.jsFields, "", r.cfg.JSON); err != nil {
+				return fail(err)
+			}
+			if err := attachUnions(root, jv.Unions()); err != nil {
+				return fail(err)
+			}
+		}
+		return &writerDecoder{json: true, structCols: !r.cfg.Key, jv: jv, jsRoot: root}
 	}
 	wt, err := ConvertWriter(r.cfg.Format, s, indexes)
 	if err != nil {
@@ -296,7 +322,7 @@ func (r *registryDecoder) append(cols []array.Builder) {
 		cols = r.sub
 	}
 	if w.json {
-		r.js.appendRoot(r.root, cols)
+		r.js.appendRoot(w.jsRoot, cols)
 		return
 	}
 	w.fd.Append(cols)

@@ -45,6 +45,9 @@ const hint = "declare the field, or use value format json with a schema file"
 //	                                   base64 → binary
 //	integer, number, boolean           long, double, boolean
 //	["null", T], anyOf/oneOf [null, T] optional T
+//	anyOf/oneOf [A, B, ...]            struct with an optional field per
+//	                                   branch (title, $ref name, else
+//	                                   option_<n>); see Union
 //	enum/const                         string (strings), long (integers),
 //	                                   double (numbers), boolean
 //
@@ -61,7 +64,7 @@ const hint = "declare the field, or use value format json with a schema file"
 // "items.element", map values as "tags.value"): invalid JSON, a $ref that
 // does not resolve, and, wrapping ErrUnsupported, a top level that is not
 // an object with properties, a recursive $ref (named), tuples
-// (prefixItems, items as an array), unions other than with null, allOf
+// (prefixItems, items as an array), type lists of two non-null types, allOf
 // with more than one schema, {} / true schemas, objects without
 // properties or an additionalProperties schema, type null alone, types
 // nested deeper than MaxDepth. A document nested deeper than 1000 levels
@@ -73,24 +76,34 @@ func Convert(s *wire.Schema) (iceberg.Type, error) {
 	if s.Type != "" && s.Type != wire.TypeJSON {
 		return nil, fmt.Errorf("schema %d has type %s, not %s", s.ID, s.Type, wire.TypeJSON)
 	}
-	c := &converter{byName: map[string]*doc{}}
-	root, err := c.load("", s.Text)
-	if err != nil {
-		return nil, fmt.Errorf("schema %d: %w", s.ID, err)
-	}
-	if err := c.loadRefs(s.References); err != nil {
-		return nil, err
-	}
-	t, _, err := c.convert(root, root.root, "")
+	st, _, err := convert(s)
 	if err != nil {
 		return nil, err
-	}
-	st, ok := t.(*iceberg.StructType)
-	if !ok {
-		return nil, unsupported("", "the value is a %s; a table's value must be an object with properties", t)
 	}
 	next := 1
 	return renumber(st, &next), nil
+}
+
+// convert is Convert with ids 0, and the converter that walked s.
+func convert(s *wire.Schema) (*iceberg.StructType, *converter, error) {
+	c := &converter{byName: map[string]*doc{}}
+	root, err := c.load("", s.Text)
+	if err != nil {
+		return nil, nil, fmt.Errorf("schema %d: %w", s.ID, err)
+	}
+	c.root = root
+	if err := c.loadRefs(s.References); err != nil {
+		return nil, nil, err
+	}
+	t, _, err := c.convert(root, root.root, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	st, ok := t.(*iceberg.StructType)
+	if !ok {
+		return nil, nil, unsupported("", "the value is a %s; a table's value must be an object with properties", t)
+	}
+	return st, c, nil
 }
 
 // doc is one parsed schema document: the registry schema or a reference.
@@ -101,19 +114,24 @@ type doc struct {
 }
 
 type converter struct {
+	root   *doc            // the registry schema
 	byName map[string]*doc // by reference name, and by absolute $id
 	stack  []*node         // the $ref targets being expanded, to tell recursion
 	depth  int             // types nested above the one being converted
+	segs   []string        // the field path of the type being converted
+	unions []Union         // the unions met, in pre-order
 }
 
 // nested converts n, the type of a field, list element or map value at
-// path, one level below the type being converted.
-func (c *converter) nested(d *doc, n *node, path string) (iceberg.Type, bool, error) {
+// path (whose last segment is seg), one level below the type being
+// converted.
+func (c *converter) nested(d *doc, n *node, path, seg string) (iceberg.Type, bool, error) {
 	if c.depth == MaxDepth {
 		return nil, false, unsupported(path, "types nested deeper than %d levels", MaxDepth)
 	}
 	c.depth++
-	defer func() { c.depth-- }()
+	c.segs = append(c.segs, seg)
+	defer func() { c.depth--; c.segs = c.segs[:len(c.segs)-1] }()
 	return c.convert(d, n, path)
 }
 
@@ -332,7 +350,7 @@ func (c *converter) typed(d *doc, n *node, name, path string) (iceberg.Type, err
 		case items.kind == kArray:
 			return nil, unsupported(path, "items is an array: a tuple has no Iceberg type (use one schema for items)")
 		}
-		elem, null, err := c.nested(d, items, join(path, "element"))
+		elem, null, err := c.nested(d, items, join(path, "element"), "element")
 		if err != nil {
 			return nil, err
 		}
@@ -352,7 +370,7 @@ func (c *converter) object(d *doc, n *node, path string) (iceberg.Type, error) {
 		if addl == nil || (addl.kind == kBool && !addl.b) {
 			return nil, unsupported(path, "object without properties: it has no fields; %s", hint)
 		}
-		val, _, err := c.nested(d, addl, join(path, "value"))
+		val, _, err := c.nested(d, addl, join(path, "value"), "value")
 		if err != nil {
 			return nil, err
 		}
@@ -372,7 +390,7 @@ func (c *converter) object(d *doc, n *node, path string) (iceberg.Type, error) {
 	fields := make([]iceberg.NestedField, 0, len(props.keys))
 	for i, name := range props.keys {
 		ps := props.vals[i]
-		t, null, err := c.nested(d, ps, join(path, name))
+		t, null, err := c.nested(d, ps, join(path, name), name)
 		if err != nil {
 			return nil, err
 		}
@@ -385,7 +403,11 @@ func (c *converter) object(d *doc, n *node, path string) (iceberg.Type, error) {
 	return &iceberg.StructType{FieldList: fields}, nil
 }
 
-// union converts anyOf or oneOf: [null, T] in either order is optional T.
+// union converts anyOf or oneOf: [null, T] in either order is optional
+// T; two or more schemas other than null are a struct with one optional
+// field per branch (named by branchNames), recorded in c.unions for the
+// decoder, which fills the fields of the branches a value validates
+// against (JSON Schema 2020-12 Core §10.2.1.2, §10.2.1.3).
 func (c *converter) union(d *doc, k string, branches *node, path string) (iceberg.Type, bool, error) {
 	if branches.kind != kArray {
 		return nil, false, fieldErr(path, fmt.Errorf("%s is not an array", k))
@@ -399,11 +421,75 @@ func (c *converter) union(d *doc, k string, branches *node, path string) (iceber
 			others = append(others, b)
 		}
 	}
-	if len(others) != 1 {
-		return nil, false, unsupported(path, "%s with %d schemas other than null: a union has no Iceberg type; %s", k, len(others), hint)
+	switch len(others) {
+	case 0:
+		return nil, false, unsupported(path, "%s with no schema other than null: no Iceberg type holds only null", k)
+	case 1:
+		t, n, err := c.convert(d, others[0], path)
+		return t, n || null, err
 	}
-	t, n, err := c.convert(d, others[0], path)
-	return t, n || null, err
+	names, err := branchNames(branches.elems, path)
+	if err != nil {
+		return nil, false, err
+	}
+	u := Union{Path: append([]string(nil), c.segs...), OneOf: k == "oneOf"}
+	fields := make([]iceberg.NestedField, 0, len(others))
+	for i, b := range branches.elems {
+		if isNull(b) {
+			continue
+		}
+		// Each branch's field is optional: a value fills only the
+		// branches it validates against.
+		t, _, err := c.nested(d, b, join(path, names[i]), names[i])
+		if err != nil {
+			return nil, false, err
+		}
+		f := iceberg.NestedField{Name: names[i], Type: t}
+		if desc := b.get("description"); desc != nil && desc.kind == kString {
+			f.Doc = desc.str
+		}
+		fields = append(fields, f)
+		u.Branches = append(u.Branches, Branch{Name: names[i], doc: d, node: b})
+	}
+	c.unions = append(c.unions, u)
+	return &iceberg.StructType{FieldList: fields}, null, nil
+}
+
+// branchNames names the branches of a union: by "title", else by the
+// last segment of "$ref" ("#/$defs/car" and "car.json" are car), else
+// option_<i> (i the branch's index in the array); a name already taken
+// by an earlier branch is option_<i> too.
+func branchNames(branches []*node, path string) ([]string, error) {
+	names := make([]string, len(branches))
+	taken := map[string]bool{}
+	for i, b := range branches {
+		if isNull(b) {
+			continue
+		}
+		name := ""
+		if t := b.get("title"); t != nil && t.kind == kString {
+			name = t.str
+		} else if r := b.get("$ref"); r != nil && r.kind == kString {
+			name = refName(r.str)
+		}
+		if name == "" || taken[name] || strings.ContainsRune(name, 0) {
+			name = "option_" + strconv.Itoa(i)
+		}
+		if taken[name] {
+			return nil, unsupported(path, "two branches are named %s: give them titles", name)
+		}
+		taken[name] = true
+		names[i] = name
+	}
+	return names, nil
+}
+
+// refName is the last segment of a $ref, without a .json suffix.
+func refName(ref string) string {
+	if i := strings.LastIndexAny(ref, "/#"); i >= 0 {
+		ref = ref[i+1:]
+	}
+	return strings.TrimSuffix(ref, ".json")
 }
 
 // isNull reports whether schema n accepts only null: {"type": "null"},

@@ -10,7 +10,11 @@
 // order (encoding/json maps would lose it), and $ref resolves to JSON
 // pointers in the same document ("#/definitions/X", "#/$defs/X"), to
 // anchors, and to the registry's schema references (by name, which is the
-// $ref URL). What has no exact Iceberg type is refused with the field path:
-// unions other than "T or null", tuples, recursion, and schemas that accept
-// any value.
+// $ref URL). An anyOf/oneOf of two or more schemas other than null is a
+// struct with a field per branch (Union); what has no exact Iceberg type is
+// refused with the field path: type lists of two types, allOf of two,
+// tuples, recursion, and schemas that accept any value.
+//
+// Validator checks a value against the whole writer schema (with
+// santhosh-tekuri/jsonschema/v6), and a union's branches for the decoder.
 package jsonschema
