@@ -137,6 +137,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	// One store of schemas for every job of the node: its caches are
 	// shared (docs/design.md §4.7).
 	sch := schemas.NewStore(n.pool, n.registrySource())
+	sch.SetLog(n.log)
 	p.indexer.Schemas, p.tail.Schemas, p.writer.Schemas, p.admin.Schemas = sch, sch, sch, sch
 
 	ix := indexer.New(n.pool, n.kafka, p.indexer)

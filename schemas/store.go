@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,6 +64,8 @@ type Source interface {
 type Store struct {
 	pool   *pgxpool.Pool
 	source Source // nil: no registry configured on this node
+
+	log *slog.Logger // SetLog; nil: slog.Default()
 
 	mu       sync.Mutex
 	registry map[int]*wire.Schema
@@ -423,6 +426,7 @@ func (s *Store) decideWriter(ctx context.Context, t *tables.Table, k writerKey, 
 		cols, byPath, reason = writerColumns(format, ws, k.key, k.id, indexes)
 	}
 	var m writerMapping
+	var added []string // columns the new version gives a default, if any
 	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		var b []byte
 		if err := tx.QueryRow(ctx, tableLockSQL, t.ID).Scan(&b); err != nil {
@@ -458,6 +462,7 @@ func (s *Store) decideWriter(ctx context.Context, t *tables.Table, k writerKey, 
 				if err := tables.AddSchemaVersionFields(ctx, tx, t.ID, next, versionReason(k.id, k.key), b); err != nil {
 					return err
 				}
+				added = addedDefaults(latest, next, nf)
 			}
 		}
 		var id *int
@@ -477,6 +482,9 @@ func (s *Store) decideWriter(ctx context.Context, t *tables.Table, k writerKey, 
 		return m, pgstore.Unavailable(err)
 	}
 	m.schema = ws
+	if len(added) > 0 {
+		s.logDefaultGap(ctx, t, m.schemaID, added)
+	}
 	return m, nil
 }
 
