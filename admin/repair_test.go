@@ -73,6 +73,6 @@ func TestAlterAndRepairAPI(t *testing.T) {
 
 	code, body = do("POST", "/admin/v1/tables/app.j/repair?limit=5&after=0:10", "")
 	require.Equal(t, http.StatusOK, code, body)
-	require.Equal(t, map[string]any{"schema_id": 1.0, "examined": 0.0, "repaired": 0.0, "records": 0.0, "dead_letters": 0.0,
-		"unrepairable": 0.0, "unrepairable_ranges": 0.0, "pending": 0.0, "remaining": 0.0}, body)
+	require.Equal(t, map[string]any{"schema_id": 1.0, "examined": 0.0, "repaired": 0.0, "records": 0.0, "default_ranges": 0.0, "default_rows": 0.0,
+		"dead_letters": 0.0, "unrepairable": 0.0, "unrepairable_ranges": 0.0, "pending": 0.0, "remaining": 0.0}, body)
 }

@@ -63,14 +63,22 @@ type RepairResult struct {
 	// SchemaID is the table's newest schema version, which repaired
 	// ranges are rebuilt with.
 	SchemaID int `json:"schema_id"`
-	// Examined ranges: dead-letter files older than SchemaID, in this
-	// batch.
+	// Examined ranges, in this batch: dead-letter files older than
+	// SchemaID, and table files of a default-gap version
+	// (tables.DefaultGap).
 	Examined int `json:"examined"`
 	// Repaired ranges: committed, in the table and in its dead-letter
 	// table, in one transaction. Records moved from the dead-letter table
 	// to the table.
 	Repaired int   `json:"repaired"`
 	Records  int64 `json:"records"`
+	// DefaultRanges are the repaired ranges whose table file was encoded
+	// with a default-gap version: a version lacking a column to which
+	// SchemaID gives an Avro default, which the file so read as null.
+	// DefaultRows are the rows of their rebuilt table files, which now
+	// hold the defaults where their writers lacked the columns.
+	DefaultRanges int   `json:"default_ranges"`
+	DefaultRows   int64 `json:"default_rows"`
 	// DeadLetters the newest schema still does not decode, in the
 	// examined ranges (repaired or not).
 	DeadLetters int64 `json:"dead_letters"`
@@ -97,12 +105,18 @@ type RepairResult struct {
 type repairRange struct {
 	partition  int32
 	start, end int64
-	dlqKey     string
-	dlqRecords int64
+	// dlqKey is the dead-letter table's live data file of the range (""
+	// when none), of dlqRecords rows; dlqCommitted says whether a
+	// snapshot holds it.
+	dlqKey       string
+	dlqRecords   int64
+	dlqCommitted bool
 	// tableKey is the table's live data file of the range ("" when none);
-	// tableCommitted says whether a snapshot holds it.
+	// tableCommitted says whether a snapshot holds it; gap, whether it
+	// was encoded with a default-gap version.
 	tableKey       string
 	tableCommitted bool
+	gap            bool
 	// misaligned: a live data file of the table overlaps the range with
 	// other offsets; tails: a live tail file of either table overlaps it.
 	misaligned, tails bool
@@ -112,7 +126,7 @@ type repairRange struct {
 // says: every record of the range is in the current snapshot of exactly
 // one of the two tables, in the files r names, below both content ends.
 func (r *repairRange) settled(tableEnds, dlqEnds map[int32]int64) bool {
-	return (r.tableKey == "" || r.tableCommitted) && !r.misaligned && !r.tails &&
+	return (r.tableKey == "" || r.tableCommitted) && (r.dlqKey == "" || r.dlqCommitted) && !r.misaligned && !r.tails &&
 		r.end <= tableEnds[r.partition] && r.end <= dlqEnds[r.partition]
 }
 
@@ -126,12 +140,18 @@ type repairedRange struct {
 // Repair rebuilds the ranges of table t (not a dead-letter table) whose
 // dead letters t's newest schema version now decodes (docs/design.md
 // §4.7): after `mink table alter`, or a registry schema that maps to a
-// newer version. t is read again by id.
+// newer version; and the ranges whose table file reads null for a column
+// that the newest version gives an Avro default (Avro spec 1.12, "Schema
+// Resolution": a field the writer lacks takes the reader's default),
+// because the file was encoded with a version without the column
+// (tables.DefaultGaps; Iceberg format v2 has no `initial-default`). t is
+// read again by id.
 //
-// It examines, by partition and offset, up to opts.Limit live committed
-// files of t's dead-letter table encoded with an older schema version
-// (so a repeated repair finds nothing new), each with t's live file of
-// the same range:
+// It examines, by partition and offset, up to opts.Limit ranges: those
+// of the live committed files of t's dead-letter table encoded with an
+// older schema version, and of t's live committed files encoded with a
+// default-gap version (so a repeated repair finds nothing new), each with
+// both tables' live files of the range:
 //
 //   - a range whose start is below Kafka's log start offset cannot be
 //     rebuilt whole: its dead letters are counted Unrepairable;
@@ -140,7 +160,8 @@ type repairedRange struct {
 //     end) is Pending;
 //   - otherwise it is read from Kafka and built with the newest version;
 //     when the new dead-letter file holds fewer rows than the old one,
-//     the range is repaired.
+//     or, for a default-gap range, no more rows (DefaultRanges), the
+//     range is repaired.
 //
 // All repaired ranges of one call are committed in one Postgres
 // transaction that holds t's row lock and then its dead-letter table's
@@ -188,7 +209,12 @@ func Repair(ctx context.Context, pool *pgxpool.Pool, kc *kafka.Client, store *sc
 	if opts.After != nil {
 		after = *opts.After
 	}
-	ranges, total, err := repairRanges(ctx, pool, dlq, t, after, limit, nil)
+	gaps, err := tables.DefaultGaps(ctx, pool, []int64{t.ID})
+	if err != nil {
+		return nil, pgstore.Unavailable(err)
+	}
+	gap := gaps[t.ID].Versions
+	ranges, total, err := repairRanges(ctx, pool, dlq, t, gap, after, limit, nil)
 	if err != nil || len(ranges) == 0 {
 		return res, pgstore.Unavailable(err)
 	}
@@ -250,7 +276,7 @@ func Repair(ctx context.Context, pool *pgxpool.Pool, kc *kafka.Client, store *sc
 	if todo = whole; len(todo) == 0 {
 		return res, nil
 	}
-	committed, err := commitRepair(ctx, pool, t, dlq, todo, res)
+	committed, err := commitRepair(ctx, pool, t, dlq, gap, todo, res)
 	if err != nil {
 		return nil, err
 	}
@@ -263,10 +289,15 @@ func Repair(ctx context.Context, pool *pgxpool.Pool, kc *kafka.Client, store *sc
 		left := rowCount(rr.dlq)
 		res.Records += rr.dlqRecords - left
 		res.DeadLetters += left
+		if rr.gap {
+			res.DefaultRanges++
+			res.DefaultRows += rowCount(rr.table)
+		}
 	}
 	if res.Repaired > 0 {
 		log.Info("repair: committed", "table", t.FullName(), "schema_id", res.SchemaID, "ranges", res.Repaired,
-			"records", res.Records, "dead_letters_left", res.DeadLetters)
+			"records", res.Records, "dead_letters_left", res.DeadLetters,
+			"default_ranges", res.DefaultRanges, "default_rows", res.DefaultRows)
 	}
 	return res, nil
 }
@@ -279,10 +310,10 @@ func rowCount(f *commit.DataFile) int64 {
 	return f.File.Stats.RecordCount
 }
 
-// repairRanges runs repair_ranges.sql: the ranges of dlq to examine after
-// a position (or only the ranges of only, when it is not nil), and how many match
-// before the limit.
-func repairRanges(ctx context.Context, q tables.Querier, dlq, t *tables.Table, after Position, limit int, only []*repairedRange) ([]*repairRange, int, error) {
+// repairRanges runs repair_ranges.sql: the ranges of t and dlq to examine
+// after a position (or only the ranges of only, when it is not nil), gap
+// being t's default-gap versions, and how many match before the limit.
+func repairRanges(ctx context.Context, q tables.Querier, dlq, t *tables.Table, gap []int, after Position, limit int, only []*repairedRange) ([]*repairRange, int, error) {
 	var parts []int32
 	var starts []int64
 	if only != nil {
@@ -291,16 +322,22 @@ func repairRanges(ctx context.Context, q tables.Querier, dlq, t *tables.Table, a
 			parts, starts = append(parts, r.partition), append(starts, r.start)
 		}
 	}
-	rows, err := q.Query(ctx, repairRangesSQL, dlq.ID, t.ID, t.Schema.ID, after.Partition, after.Offset, limit, parts, starts)
+	if gap == nil {
+		gap = []int{}
+	}
+	rows, err := q.Query(ctx, repairRangesSQL, dlq.ID, t.ID, t.Schema.ID, after.Partition, after.Offset, limit, parts, starts, gap)
 	if err != nil {
 		return nil, 0, err
 	}
 	total := 0
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*repairRange, error) {
 		r := &repairRange{}
-		var tableKey *string
-		err := row.Scan(&r.partition, &r.start, &r.end, &r.dlqKey, &r.dlqRecords, &tableKey, &r.tableCommitted,
-			&r.misaligned, &r.tails, &total)
+		var dlqKey, tableKey *string
+		err := row.Scan(&r.partition, &r.start, &r.end, &dlqKey, &r.dlqRecords, &r.dlqCommitted, &tableKey,
+			&r.tableCommitted, &r.gap, &r.misaligned, &r.tails, &total)
+		if dlqKey != nil {
+			r.dlqKey = *dlqKey
+		}
 		if tableKey != nil {
 			r.tableKey = *tableKey
 		}
@@ -323,7 +360,9 @@ func contentEnds(ctx context.Context, pool *pgxpool.Pool, t, dlq *tables.Table) 
 }
 
 // rebuildRange reads r from Kafka and builds it with schema version v. It
-// returns nil when the new dead-letter file holds as many rows as r's.
+// returns nil unless the new dead-letter file holds fewer rows than r's,
+// or, for a default-gap range, no more (filling defaults never costs a
+// record its row).
 func rebuildRange(ctx context.Context, kc *kafka.Client, store *schemas.Store, t *tables.Table, r *repairRange, v int) (*repairedRange, error) {
 	recs, err := kc.ReadRange(ctx, t.Topic, r.partition, r.start, r.end)
 	if err != nil {
@@ -342,7 +381,7 @@ func rebuildRange(ctx context.Context, kc *kafka.Client, store *schemas.Store, t
 			*f.dst = &commit.DataFile{Partition: r.partition, Start: r.start, End: r.end, Schema: v, File: f.f}
 		}
 	}
-	if rowCount(rr.dlq) >= r.dlqRecords {
+	if left := rowCount(rr.dlq); left > r.dlqRecords || (left == r.dlqRecords && !r.gap) {
 		return nil, nil
 	}
 	return rr, nil
@@ -351,7 +390,7 @@ func rebuildRange(ctx context.Context, kc *kafka.Client, store *schemas.Store, t
 // commitRepair commits the ranges todo that are still as planned, in one
 // transaction under the row locks of t and then dlq, and returns which
 // it committed.
-func commitRepair(ctx context.Context, pool *pgxpool.Pool, t, dlq *tables.Table, todo []*repairedRange, res *RepairResult) (map[*repairedRange]bool, error) {
+func commitRepair(ctx context.Context, pool *pgxpool.Pool, t, dlq *tables.Table, gap []int, todo []*repairedRange, res *RepairResult) (map[*repairedRange]bool, error) {
 	var committed map[*repairedRange]bool
 	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		committed = map[*repairedRange]bool{}
@@ -366,7 +405,7 @@ func commitRepair(ctx context.Context, pool *pgxpool.Pool, t, dlq *tables.Table,
 		}
 		// Again under the locks: a commit since the plan (the writer's
 		// expiry, another repair) may have changed a range.
-		now, _, err := repairRanges(ctx, tx, dlq, t, Position{-1, -1}, len(todo), todo)
+		now, _, err := repairRanges(ctx, tx, dlq, t, gap, Position{-1, -1}, len(todo), todo)
 		if err != nil {
 			return err
 		}

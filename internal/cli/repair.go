@@ -82,13 +82,15 @@ func repairCmd(ctx context.Context, fs *flag.FlagSet, adminURL *target, args []s
 			total = res.Examined + res.Remaining
 			sum.SchemaID = res.SchemaID
 			if total == 0 {
-				fmt.Fprintf(stdout, "nothing to repair: no dead letters of %s were built with a schema version older than %d\n", name, res.SchemaID)
+				fmt.Fprintf(stdout, "nothing to repair: no dead letters of %s were built with a schema version older than %d, and no rows read null for a column it gives a default\n", name, res.SchemaID)
 				return nil
 			}
 		}
 		sum.Examined += res.Examined
 		sum.Repaired += res.Repaired
 		sum.Records += res.Records
+		sum.DefaultRanges += res.DefaultRanges
+		sum.DefaultRows += res.DefaultRows
 		sum.DeadLetters += res.DeadLetters
 		sum.Unrepairable += res.Unrepairable
 		sum.UnrepairableRanges += res.UnrepairableRanges
@@ -107,6 +109,10 @@ func repairCmd(ctx context.Context, fs *flag.FlagSet, adminURL *target, args []s
 func printRepairSummary(w io.Writer, name string, s *writer.RepairResult) {
 	fmt.Fprintf(w, "repaired %d of %d ranges with schema version %d: %d records moved from %s~dlq to %s\n",
 		s.Repaired, s.Examined, s.SchemaID, s.Records, name, name)
+	if s.DefaultRanges > 0 {
+		fmt.Fprintf(w, "defaults: %d of these ranges were encoded with a version lacking a column that version %d gives a default: their %d rows now read the defaults, not null\n",
+			s.DefaultRanges, s.SchemaID, s.DefaultRows)
+	}
 	if s.DeadLetters > 0 {
 		fmt.Fprintf(w, "%d dead letters still do not decode with schema version %d\n", s.DeadLetters, s.SchemaID)
 	}

@@ -85,7 +85,7 @@ func TestAlterAndRepairCommands(t *testing.T) {
 
 	code, out, _ = run("table", "repair", "ns.none")
 	require.Equal(t, 0, code)
-	require.Equal(t, "nothing to repair: no dead letters of ns.none were built with a schema version older than 2\n", out)
+	require.Equal(t, "nothing to repair: no dead letters of ns.none were built with a schema version older than 2, and no rows read null for a column it gives a default\n", out)
 
 	for _, c := range []struct {
 		args []string
