@@ -113,6 +113,11 @@ type TableStatus struct {
 	// docs/design.md §4.7) and SchemaVersions how many it has had.
 	SchemaID       int `json:"schema_id"`
 	SchemaVersions int `json:"schema_versions"`
+	// DefaultGapRanges counts the committed data files of the table
+	// encoded with a version that lacks a column to which SchemaID gives
+	// an Avro default: their rows read null there until `mink table
+	// repair` rebuilds them (tables.DefaultGaps; docs/design.md §4.7).
+	DefaultGapRanges int64 `json:"default_gap_ranges"`
 	// WriterSchemas are the registry schemas the table's records were
 	// written with, in the order the table met them: the schema version
 	// that holds each one's records, or why they are dead letters.

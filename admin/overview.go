@@ -13,7 +13,7 @@ import (
 )
 
 // The overview and a table's status cost a fixed number of Postgres
-// statements whatever the number of tables (16 for the overview, in one
+// statements whatever the number of tables (17 for the overview, in one
 // database snapshot: each part of a status is one statement over every
 // table), then one ListOffsets call per topic, kafkaListConcurrency at a
 // time. A statement per part per table was 2,400 statements a read at 200
@@ -158,6 +158,10 @@ func readStatuses(ctx context.Context, q tables.Querier, ts []*tables.Table, dlq
 	if err != nil {
 		return nil, err
 	}
+	gaps, err := tables.DefaultGaps(ctx, q, ids)
+	if err != nil {
+		return nil, err
+	}
 	commits, err := readLastCommits(ctx, q, ids)
 	if err != nil {
 		return nil, err
@@ -169,7 +173,7 @@ func readStatuses(ctx context.Context, q tables.Querier, ts []*tables.Table, dlq
 	for _, t := range ts {
 		st := &TableStatus{Table: t.FullName(), Topic: t.Topic, Partitions: parts[t.ID], Writer: writers[t.ID],
 			UnknownFields: mergeUnknownFields(unknown[t.ID]), DeadLetters: dead[t.ID], SchemaVersions: len(versions[t.ID]),
-			WriterSchemas: writerSchemas[t.ID], Files: files[t.ID], LastCommit: commits[t.ID],
+			WriterSchemas: writerSchemas[t.ID], Files: files[t.ID], LastCommit: commits[t.ID], DefaultGapRanges: gaps[t.ID].Ranges,
 			History: HistoryStatus{Refs: []RefStatus{}}}
 		if h := histories[t.ID]; h != nil {
 			st.History = *h
