@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/minkhq/mink/codec/wire"
 )
@@ -29,6 +30,35 @@ type Decoder struct {
 	strKeys map[string]int32 // map key de-duplication, reused
 	numKeys map[uint64]int32
 	scratch []byte
+	texts   []jsonText // rJSON values, rendered after the whole payload
+	text    []byte     // their JSON, one after the other
+}
+
+// jsonText is one rJSON value: the bytes of its message (given more than
+// once, the concatenation, which Protobuf parsers merge) and, once
+// rendered, where its JSON is in Decoder.text.
+type jsonText struct {
+	f          *field
+	md         protoreflect.MessageDescriptor
+	i, j       int    // the first occurrence in the payload
+	more       []byte // every occurrence, when more than one
+	start, end int    // rendered: Decoder.text[start:end]
+}
+
+// addText keeps the message bytes payload[i:j] of an rJSON value and
+// returns its index.
+func (d *Decoder) addText(f *field, v *vnode, i, j int) uint64 {
+	d.texts = append(d.texts, jsonText{f: f, md: v.md, i: i, j: j})
+	return uint64(len(d.texts) - 1)
+}
+
+// mergeText adds another occurrence payload[i:j] to the rJSON value x.
+func (d *Decoder) mergeText(x uint64, i, j int) {
+	t := &d.texts[x]
+	if t.more == nil {
+		t.more = append(t.more, d.payload[t.i:t.j]...)
+	}
+	t.more = append(t.more, d.payload[i:j]...)
 }
 
 // val is one decoded value; see reader for what u and n hold.
@@ -101,12 +131,19 @@ func (d *Decoder) Decode(payload []byte) error {
 	d.payload = payload
 	d.slots = d.slots[:0]
 	d.elems = d.elems[:0]
+	clear(d.texts) // drop the references to payloads
+	d.texts, d.text = d.texts[:0], d.text[:0]
 	base := d.frame(d.root)
 	if err := d.message(d.root, 0, len(payload), base); err != nil {
 		return err
 	}
 	if d.root.needCheck {
 		if err := d.check(d.root, base); err != nil {
+			return err
+		}
+	}
+	for i := range d.texts {
+		if err := d.render(&d.texts[i]); err != nil {
 			return err
 		}
 	}
@@ -307,6 +344,27 @@ func (d *Decoder) single(f *field, s, i, end int) (int, error) {
 			d.slots[s].set = true
 		}
 		return k, d.message(v.msg, j, k, int(d.slots[s].v.u))
+	case rMarker:
+		j, k, err := d.bytesAt(f, i, end)
+		if err != nil {
+			return 0, err
+		}
+		if err := d.skipFields(f, j, k); err != nil {
+			return 0, err
+		}
+		d.slots[s].v, d.slots[s].set = val{u: 1}, true
+		return k, nil
+	case rJSON:
+		j, k, err := d.bytesAt(f, i, end)
+		if err != nil {
+			return 0, err
+		}
+		if d.slots[s].set {
+			d.mergeText(d.slots[s].v.u, j, k)
+		} else {
+			d.slots[s].v, d.slots[s].set = val{u: d.addText(f, v, j, k)}, true
+		}
+		return k, nil
 	case rTimestamp, rDuration, rWrapper:
 		j, k, err := d.bytesAt(f, i, end)
 		if err != nil {
@@ -359,6 +417,23 @@ func (d *Decoder) list(f *field, s int, typ protowire.Type, i, end int) (int, er
 		b := d.frame(v.msg)
 		d.addElem(s, elem{v: val{u: uint64(b)}})
 		return k, d.message(v.msg, j, k, b)
+	case rMarker:
+		j, k, err := d.bytesAt(f, i, end)
+		if err != nil {
+			return 0, err
+		}
+		if err := d.skipFields(f, j, k); err != nil {
+			return 0, err
+		}
+		d.addElem(s, elem{v: val{u: 1}})
+		return k, nil
+	case rJSON:
+		j, k, err := d.bytesAt(f, i, end)
+		if err != nil {
+			return 0, err
+		}
+		d.addElem(s, elem{v: val{u: d.addText(f, v, j, k)}})
+		return k, nil
 	case rTimestamp, rDuration, rWrapper:
 		j, k, err := d.bytesAt(f, i, end)
 		if err != nil {
@@ -426,6 +501,26 @@ func (d *Decoder) mapEntry(f *field, s, i, end int) (int, error) {
 				return 0, err
 			}
 			j = b
+		case rMarker:
+			a, b, err := d.bytesAt(f, j, k)
+			if err != nil {
+				return 0, err
+			}
+			if err := d.skipFields(f, a, b); err != nil {
+				return 0, err
+			}
+			j = b
+		case rJSON:
+			a, b, err := d.bytesAt(f, j, k)
+			if err != nil {
+				return 0, err
+			}
+			if hasMsg {
+				d.mergeText(e.v.u, a, b)
+			} else {
+				e.v, hasMsg = val{u: d.addText(f, v, a, b)}, true
+			}
+			j = b
 		case rTimestamp, rDuration, rWrapper:
 			a, b, err := d.bytesAt(f, j, k)
 			if err != nil {
@@ -448,11 +543,36 @@ func (d *Decoder) mapEntry(f *field, s, i, end int) (int, error) {
 			j += n
 		}
 	}
-	if f.val.r == rMessage && !hasMsg {
+	switch {
+	case f.val.r == rMessage && !hasMsg:
 		e.v = val{u: uint64(d.frame(f.val.msg))} // an empty message
+	case f.val.r == rJSON && !hasMsg:
+		e.v = val{u: d.addText(f, &f.val, k, k)} // an empty message
+	case f.val.r == rMarker:
+		e.v = val{u: 1} // present, even when not on the wire
 	}
 	d.addElem(s, e)
 	return k, nil
+}
+
+// skipFields checks that payload[i:end] is a sequence of fields and
+// counts them as unknown: the content of a message without fields.
+func (d *Decoder) skipFields(f *field, i, end int) error {
+	p := d.payload
+	for i < end {
+		num, typ, n := consumeTag(p[i:end])
+		if n < 0 {
+			return fieldErr(f, "tag at byte %d: %v", i, parseErr(n))
+		}
+		i += n
+		n = protowire.ConsumeFieldValue(num, typ, p[i:end])
+		if n < 0 {
+			return fieldErr(f, "unknown field %d at byte %d: %v", num, i, parseErr(n))
+		}
+		i += n
+		d.unknown++
+	}
+	return nil
 }
 
 // dedupe drops the map entries whose key comes again later: Protobuf
@@ -646,7 +766,7 @@ func wireOf(r reader) protowire.Type {
 		return protowire.Fixed32Type
 	case rFixed64, rSfixed64, rDouble:
 		return protowire.Fixed64Type
-	case rString, rBytes, rMessage, rTimestamp, rDuration, rWrapper:
+	case rString, rBytes, rMessage, rTimestamp, rDuration, rWrapper, rMarker, rJSON:
 		return protowire.BytesType
 	}
 	return protowire.VarintType

@@ -33,6 +33,8 @@ const (
 	rTimestamp               // google.protobuf.Timestamp: u = seconds, n = nanos (int32 bits)
 	rDuration                // google.protobuf.Duration: as rTimestamp
 	rWrapper                 // google.protobuf.*Value: the inner value, read by vnode.inner
+	rMarker                  // a message without fields: u = 1 (present)
+	rJSON                    // Struct, Value, ListValue, a recursive message: u = index in Decoder.texts
 )
 
 // out is the Arrow builder a value is appended to.
@@ -57,8 +59,9 @@ type vnode struct {
 	r     reader
 	inner reader // rWrapper: the wrapped value
 	o     out
-	wt    protowire.Type // wire type of one value
-	msg   *msgPlan       // rMessage
+	wt    protowire.Type                 // wire type of one value
+	msg   *msgPlan                       // rMessage
+	md    protoreflect.MessageDescriptor // rJSON
 	enum  map[int32]string
 }
 
@@ -120,14 +123,6 @@ type compiler struct {
 
 // message compiles md into the table's struct st.
 func (c *compiler) message(md protoreflect.MessageDescriptor, st *iceberg.StructType, path string) (*msgPlan, error) {
-	if err := refuseMessage(md, path); err != nil {
-		return nil, err
-	}
-	for _, n := range c.stack {
-		if n == md.FullName() {
-			return nil, fmt.Errorf("message %s is recursive (field %s)", md.FullName(), path)
-		}
-	}
 	c.stack = append(c.stack, md.FullName())
 	defer func() { c.stack = c.stack[:len(c.stack)-1] }()
 
@@ -267,7 +262,11 @@ func (c *compiler) value(fd protoreflect.FieldDescriptor, t iceberg.Type, p stri
 	case protoreflect.MessageKind:
 		md := fd.Message()
 		v.wt = protowire.BytesType
-		switch wellKnownOf(md) {
+		switch shapeOf(md, c.stack) {
+		case shMarker:
+			v.r, w = rMarker, iceberg.PrimitiveTypes.Bool
+		case shJSON:
+			v.r, v.md, w = rJSON, md, iceberg.PrimitiveTypes.String
 		case wkTimestamp:
 			v.r, w = rTimestamp, iceberg.PrimitiveTypes.TimestampTz
 		case wkDuration:
