@@ -11,6 +11,7 @@ import (
 
 	"github.com/minkhq/mink/codec"
 	"github.com/minkhq/mink/codec/infer"
+	"github.com/minkhq/mink/codec/protobuf"
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
@@ -38,7 +39,7 @@ func (h *Handler) declare(ctx context.Context, def *tables.Definition, offs map[
 		if vf == codec.Raw || vf == codec.String {
 			return fmt.Errorf("%w: an %s key is decoded into a key column, which needs value format json, avro, protobuf or json-schema", tables.ErrInvalid, kf)
 		}
-		c, err := h.subjectColumns(ctx, kf, cmp.Or(def.KeySubject, def.Topic+"-key"), true)
+		c, err := h.subjectColumns(ctx, kf, cmp.Or(def.KeySubject, def.Topic+"-key"), true, &def.KeyMessage)
 		if err != nil {
 			return err
 		}
@@ -49,7 +50,7 @@ func (h *Handler) declare(ctx context.Context, def *tables.Definition, offs map[
 		if declared {
 			return fmt.Errorf("%w: the schema registry defines the columns of %s tables: give no schema (choose the subject with --subject)", tables.ErrInvalid, vf)
 		}
-		c, err := h.subjectColumns(ctx, vf, cmp.Or(def.Subject, def.Topic+"-value"), false)
+		c, err := h.subjectColumns(ctx, vf, cmp.Or(def.Subject, def.Topic+"-value"), false, &def.Message)
 		if err != nil {
 			return err
 		}
@@ -83,7 +84,10 @@ func (h *Handler) declare(ctx context.Context, def *tables.Definition, offs map[
 }
 
 // subjectColumns returns the columns of the latest schema of subject.
-func (h *Handler) subjectColumns(ctx context.Context, f codec.Format, subject string, key bool) ([]iceberg.NestedField, error) {
+// For protobuf, those of the message named *message, or of the schema's
+// first message, whose name it then sets in *message: the one message
+// type the table holds.
+func (h *Handler) subjectColumns(ctx context.Context, f codec.Format, subject string, key bool, message *string) ([]iceberg.NestedField, error) {
 	src := h.cfg.Schemas.Source()
 	if src == nil {
 		return nil, fmt.Errorf("%w: format %s needs a schema registry: start the nodes with --schema-registry URL", tables.ErrInvalid, f)
@@ -98,7 +102,18 @@ func (h *Handler) subjectColumns(ctx context.Context, f codec.Format, subject st
 	if err != nil {
 		return nil, err
 	}
-	t, err := codec.ConvertWriter(f, ws, nil)
+	var indexes []int
+	if f == codec.Protobuf {
+		if *message != "" {
+			indexes, err = protobuf.MessageIndexes(ws, *message)
+		} else {
+			*message, err = protobuf.MessageName(ws, nil)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: subject %q (schema id %d): %w", tables.ErrInvalid, subject, ws.ID, err)
+		}
+	}
+	t, err := codec.ConvertWriter(f, ws, indexes)
 	if err != nil {
 		return nil, fmt.Errorf("%w: subject %q (schema id %d): %w", tables.ErrInvalid, subject, ws.ID, err)
 	}

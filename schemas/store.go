@@ -399,6 +399,9 @@ func (s *Store) decideWriter(ctx context.Context, t *tables.Table, k writerKey, 
 			}
 		}
 	}
+	if reason == "" {
+		reason = otherMessage(t, k.key, format, ws, indexes)
+	}
 	var cols []iceberg.NestedField
 	if reason == "" {
 		wt, err := codec.ConvertWriter(format, ws, indexes)

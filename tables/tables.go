@@ -61,6 +61,13 @@ type Definition struct {
 	// "<topic>-value" and "<topic>-key" (Confluent's TopicNameStrategy).
 	Subject    string `json:"subject,omitempty"`
 	KeySubject string `json:"key_subject,omitempty"`
+	// Message and KeyMessage (protobuf formats) name the one message,
+	// fully qualified (package.Outer.Inner), whose records the table
+	// holds: default the first message of the subject's latest schema.
+	// A record of another message is a dead letter naming both (table
+	// properties mink.protobuf.value-message, mink.protobuf.key-message).
+	Message    string `json:"message,omitempty"`
+	KeyMessage string `json:"key_message,omitempty"`
 	// Infer (json values only): the schema is inferred from the records
 	// Kafka retains when the table is created, and evolves as new fields
 	// appear (table property mink.json.infer).
@@ -243,7 +250,7 @@ func validate(def *Definition) error {
 		return fmt.Errorf("%w: topic is required", ErrInvalid)
 	}
 	// PostgreSQL's text and jsonb hold neither U+0000 nor invalid UTF-8.
-	texts := []string{def.Topic, def.Subject, def.KeySubject}
+	texts := []string{def.Topic, def.Subject, def.KeySubject, def.Message, def.KeyMessage}
 	for k, v := range def.Properties {
 		texts = append(texts, k, v)
 	}
@@ -276,6 +283,9 @@ func validate(def *Definition) error {
 	}
 	if (def.Subject != "" && !codec.Format(def.ValueFormat).Registry()) || (def.KeySubject != "" && !codec.Format(def.KeyFormat).Registry()) {
 		return fmt.Errorf("%w: a subject applies to avro, protobuf and json-schema formats only", ErrInvalid)
+	}
+	if (def.Message != "" && codec.Format(def.ValueFormat) != codec.Protobuf) || (def.KeyMessage != "" && codec.Format(def.KeyFormat) != codec.Protobuf) {
+		return fmt.Errorf("%w: a message applies to the protobuf format only", ErrInvalid)
 	}
 	if codec.Format(def.ValueFormat) == codec.JSON && !def.Infer && (len(def.Schema) == 0 || string(def.Schema) == "null") {
 		return fmt.Errorf("%w: value format json needs a declared schema (or infer)", ErrInvalid)

@@ -83,7 +83,8 @@ func namedTable(name string, err error) error {
 const tableUsage = `Usage of mink table:
   mink table create NS.NAME --topic T --value-format raw|string|json|avro|protobuf|json-schema
               [--key-format raw|string|avro|protobuf|json-schema] [--schema FILE | --infer]
-              [--subject S] [--key-subject S] [--start earliest|latest] [--property k=v,…]
+              [--subject S] [--key-subject S] [--message M] [--key-message M]
+              [--start earliest|latest] [--property k=v,…]
   mink table list | mink table get NS.NAME | mink table delete NS.NAME
   mink table status NS.NAME
       Progress per partition, files, last commit, history (main's snapshots and the oldest:
@@ -195,6 +196,8 @@ func parseTableCreate(fs *flag.FlagSet, args []string) (*tables.Definition, erro
 	infer := fs.Bool("infer", false, "json: infer the schema from the records Kafka retains; it evolves as new fields appear")
 	subject := fs.String("subject", "", "registry subject of the value schema (default TOPIC-value)")
 	keySubject := fs.String("key-subject", "", "registry subject of the key schema (default TOPIC-key)")
+	message := fs.String("message", "", "protobuf: the one message the table holds, fully qualified (default the subject's first)")
+	keyMessage := fs.String("key-message", "", "protobuf key: the one message the key column holds (default the key subject's first)")
 	start := fs.String("start", "earliest", "earliest or latest")
 	props := &propertyFlag{name: "property"}
 	fs.Var(props, "property", "table property k=v[,k=v…] (repeatable; a value may hold commas: mink.group-tags=billing,etl-*)")
@@ -215,7 +218,7 @@ func parseTableCreate(fs *flag.FlagSet, args []string) (*tables.Definition, erro
 		return nil, err
 	}
 	def := &tables.Definition{Namespace: ns, Name: tname, Topic: *topic, ValueFormat: *vf, KeyFormat: *kf, Start: *start,
-		Infer: *infer, Subject: *subject, KeySubject: *keySubject}
+		Infer: *infer, Subject: *subject, KeySubject: *keySubject, Message: *message, KeyMessage: *keyMessage}
 	if *schema != "" {
 		b, err := os.ReadFile(*schema)
 		if err != nil {
