@@ -117,6 +117,11 @@ func (h *Handler) subjectColumns(ctx context.Context, f codec.Format, subject st
 	if err != nil {
 		return nil, fmt.Errorf("%w: subject %q (schema id %d): %w", tables.ErrInvalid, subject, ws.ID, err)
 	}
+	if st, ok := t.(*iceberg.StructType); ok && key && len(st.FieldList) == 0 {
+		// A struct column needs a field; the key's bytes are in _kafka.key.
+		return nil, fmt.Errorf("%w: subject %q (schema id %d): the key has no fields to decode into a key column: use key format raw (the key's bytes are in _kafka.key)",
+			tables.ErrInvalid, subject, ws.ID)
+	}
 	if err := h.cfg.Schemas.Put(ctx, ws); err != nil {
 		return nil, err
 	}
