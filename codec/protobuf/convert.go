@@ -27,7 +27,7 @@ import (
 // no fields: then there are no value columns.
 //
 // Errors: a schema that does not compile, a message index out of range,
-// a group field, or messages nested deeper than MaxDepth
+// or messages nested deeper than MaxDepth
 // (`field a.a….a: messages nested deeper than 64 levels`).
 func Convert(s *wire.Schema, indexes []int) (iceberg.Type, error) {
 	md, err := message(s, indexes)
@@ -98,9 +98,9 @@ func (c *converter) message(md protoreflect.MessageDescriptor, path string) (*ic
 // field, a map key or value, or a singular field).
 func (c *converter) value(fd protoreflect.FieldDescriptor, path string) (iceberg.Type, error) {
 	switch fd.Kind() {
-	case protoreflect.GroupKind:
-		return nil, fmt.Errorf("field %s: groups (delimited messages) are not supported", path)
-	case protoreflect.MessageKind:
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		// A group (proto2) or delimited message (editions) is a message
+		// written between start and end tags: the same type.
 		md := fd.Message()
 		switch shapeOf(md, c.stack) {
 		case wkTimestamp:

@@ -330,11 +330,27 @@ func (d *Decoder) bytesAt(f *field, i, end int) (int, int, error) {
 	return i, i + int(l), nil
 }
 
+// msgAt reads a message-typed value of v at i (after its tag) and returns
+// the bounds of its content and where the next field starts: after a
+// length for a length-delimited message, after the end tag for a group
+// (proto2) or delimited message (editions).
+func (d *Decoder) msgAt(f *field, v *vnode, i, end int) (int, int, int, error) {
+	if v.wt != protowire.StartGroupType {
+		j, k, err := d.bytesAt(f, i, end)
+		return j, k, k, err
+	}
+	content, n := protowire.ConsumeGroup(f.num, d.payload[i:end])
+	if n < 0 {
+		return 0, 0, 0, fieldErr(f, "group at byte %d: %v", i, parseErr(n))
+	}
+	return i, i + len(content), i + n, nil
+}
+
 func (d *Decoder) single(f *field, s, i, end int) (int, error) {
 	v := &f.val
 	switch v.r {
 	case rMessage:
-		j, k, err := d.bytesAt(f, i, end)
+		j, k, next, err := d.msgAt(f, v, i, end)
 		if err != nil {
 			return 0, err
 		}
@@ -343,9 +359,9 @@ func (d *Decoder) single(f *field, s, i, end int) (int, error) {
 			d.slots[s].v = val{u: uint64(b)}
 			d.slots[s].set = true
 		}
-		return k, d.message(v.msg, j, k, int(d.slots[s].v.u))
+		return next, d.message(v.msg, j, k, int(d.slots[s].v.u))
 	case rMarker:
-		j, k, err := d.bytesAt(f, i, end)
+		j, k, next, err := d.msgAt(f, v, i, end)
 		if err != nil {
 			return 0, err
 		}
@@ -353,9 +369,9 @@ func (d *Decoder) single(f *field, s, i, end int) (int, error) {
 			return 0, err
 		}
 		d.slots[s].v, d.slots[s].set = val{u: 1}, true
-		return k, nil
+		return next, nil
 	case rJSON:
-		j, k, err := d.bytesAt(f, i, end)
+		j, k, next, err := d.msgAt(f, v, i, end)
 		if err != nil {
 			return 0, err
 		}
@@ -364,9 +380,9 @@ func (d *Decoder) single(f *field, s, i, end int) (int, error) {
 		} else {
 			d.slots[s].v, d.slots[s].set = val{u: d.addText(f, v, j, k)}, true
 		}
-		return k, nil
+		return next, nil
 	case rTimestamp, rDuration, rWrapper:
-		j, k, err := d.bytesAt(f, i, end)
+		j, k, next, err := d.msgAt(f, v, i, end)
 		if err != nil {
 			return 0, err
 		}
@@ -378,7 +394,7 @@ func (d *Decoder) single(f *field, s, i, end int) (int, error) {
 			return 0, err
 		}
 		d.slots[s].v, d.slots[s].set = cur, true
-		return k, nil
+		return next, nil
 	}
 	x, n, err := d.scalar(f, v.r, i, end)
 	if err != nil {
@@ -410,15 +426,15 @@ func (d *Decoder) list(f *field, s int, typ protowire.Type, i, end int) (int, er
 	}
 	switch v.r {
 	case rMessage:
-		j, k, err := d.bytesAt(f, i, end)
+		j, k, next, err := d.msgAt(f, v, i, end)
 		if err != nil {
 			return 0, err
 		}
 		b := d.frame(v.msg)
 		d.addElem(s, elem{v: val{u: uint64(b)}})
-		return k, d.message(v.msg, j, k, b)
+		return next, d.message(v.msg, j, k, b)
 	case rMarker:
-		j, k, err := d.bytesAt(f, i, end)
+		j, k, next, err := d.msgAt(f, v, i, end)
 		if err != nil {
 			return 0, err
 		}
@@ -426,16 +442,16 @@ func (d *Decoder) list(f *field, s int, typ protowire.Type, i, end int) (int, er
 			return 0, err
 		}
 		d.addElem(s, elem{v: val{u: 1}})
-		return k, nil
+		return next, nil
 	case rJSON:
-		j, k, err := d.bytesAt(f, i, end)
+		j, k, next, err := d.msgAt(f, v, i, end)
 		if err != nil {
 			return 0, err
 		}
 		d.addElem(s, elem{v: val{u: d.addText(f, v, j, k)}})
-		return k, nil
+		return next, nil
 	case rTimestamp, rDuration, rWrapper:
-		j, k, err := d.bytesAt(f, i, end)
+		j, k, next, err := d.msgAt(f, v, i, end)
 		if err != nil {
 			return 0, err
 		}
@@ -444,7 +460,7 @@ func (d *Decoder) list(f *field, s int, typ protowire.Type, i, end int) (int, er
 			return 0, err
 		}
 		d.addElem(s, elem{v: x})
-		return k, nil
+		return next, nil
 	}
 	x, n, err := d.scalar(f, v.r, i, end)
 	if err != nil {

@@ -147,8 +147,6 @@ func TestReferences(t *testing.T) {
 // TestConvertRefuses names what Iceberg cannot hold.
 func TestConvertRefuses(t *testing.T) {
 	for _, tc := range []struct{ name, text, err string }{
-		{"group", `syntax = "proto2"; message G { optional group Item = 1 { optional int32 x = 2; } }`,
-			"field item: groups (delimited messages) are not supported"},
 		{"not protobuf", "", `protobuf: schema type "AVRO", not PROTOBUF`},
 		{"syntax error", `syntax = "proto3"; message {`, "protobuf: compile schema 1:"},
 	} {

@@ -204,6 +204,9 @@ func (c *compiler) field(fd protoreflect.FieldDescriptor, tf iceberg.NestedField
 			return nil, fmt.Errorf("field %s: writer map, table %s", p, tf.Type)
 		}
 		f.card = cMap
+		if fd.MapValue().Kind() == protoreflect.GroupKind {
+			return nil, fmt.Errorf("field %s: a map value encoded as a group is not supported", p)
+		}
 		if f.key, err = c.value(fd.MapKey(), mt.KeyType, p+".key"); err != nil {
 			return nil, err
 		}
@@ -219,7 +222,7 @@ func (c *compiler) field(fd protoreflect.FieldDescriptor, tf iceberg.NestedField
 		if f.val, err = c.value(fd, lt.Element, p+".element"); err != nil {
 			return nil, err
 		}
-		f.packable = f.val.wt != protowire.BytesType
+		f.packable = f.val.wt != protowire.BytesType && f.val.wt != protowire.StartGroupType
 	default:
 		if f.val, err = c.value(fd, tf.Type, p); err != nil {
 			return nil, err
@@ -257,11 +260,12 @@ func (c *compiler) value(fd protoreflect.FieldDescriptor, t iceberg.Type, p stri
 	var v vnode
 	var w iceberg.Type // the writer's Iceberg type, for primitives
 	switch fd.Kind() {
-	case protoreflect.GroupKind:
-		return v, fmt.Errorf("field %s: groups (delimited messages) are not supported", p)
-	case protoreflect.MessageKind:
+	case protoreflect.MessageKind, protoreflect.GroupKind:
 		md := fd.Message()
 		v.wt = protowire.BytesType
+		if fd.Kind() == protoreflect.GroupKind {
+			v.wt = protowire.StartGroupType // read by Decoder.msgAt
+		}
 		switch shapeOf(md, c.stack) {
 		case shMarker:
 			v.r, w = rMarker, iceberg.PrimitiveTypes.Bool

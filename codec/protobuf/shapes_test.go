@@ -200,3 +200,51 @@ enum Kind { K0 = 0; K1 = 1; }
 	require.NoError(t, err)
 	require.Equal(t, "struct<1: b: optional struct<2: a: required list<string>, 4: x: required int>>", typ.String())
 }
+
+// Groups (proto2) and delimited messages (editions) are messages written
+// between a start and an end tag: structs like any message, repeated,
+// merged when given twice, empty ones markers.
+func TestGroups(t *testing.T) {
+	s := schema(`syntax = "proto2"; package g;
+message G {
+  optional group Item = 1 { optional int32 x = 2; repeated string tags = 3; }
+  repeated group Line = 4 { required int64 n = 5; }
+  optional group Mark = 6 {}
+  optional int32 after = 7;
+}`)
+	typ, err := protobuf.Convert(s, nil)
+	require.NoError(t, err)
+	require.Equal(t, "struct<1: item: optional struct<2: x: optional int, 3: tags: required list<string>>, "+
+		"5: line: required list<struct<7: n: required long>>, 8: mark: optional boolean, 9: after: optional int>", typ.String())
+	md := descriptor(t, s)
+	twice := append(payload(t, md, `{"Item": {"x": 1, "tags": ["a"]}}`), payload(t, md, `{"Item": {"tags": ["b"]}, "after": 3}`)...)
+	got, err := rows(t, s, nil, nil,
+		payload(t, md, `{"Item": {"x": 1}, "Line": [{"n": "2"}, {"n": "3"}], "Mark": {}, "after": 9}`),
+		twice,
+		payload(t, md, `{}`))
+	require.NoError(t, err)
+	require.Equal(t, []string{
+		`{"after":9,"item":{"tags":[],"x":1},"line":[{"n":2},{"n":3}],"mark":true}`,
+		`{"after":3,"item":{"tags":["a","b"],"x":1},"line":[],"mark":null}`,
+		`{"after":null,"item":null,"line":[],"mark":null}`,
+	}, got)
+
+	// An end tag of another field number, a group without its end, a
+	// required field missing inside: Decode errors.
+	_, err = rows(t, s, nil, nil, []byte{0x0b, 0x10, 0x01, 0x14})
+	require.EqualError(t, err, "field item: group at byte 1: mismatched group end")
+	_, err = rows(t, s, nil, nil, []byte{0x0b, 0x10, 0x01})
+	require.EqualError(t, err, "field item: group at byte 1: unexpected EOF")
+	_, err = rows(t, s, nil, nil, []byte{0x23, 0x24})
+	require.EqualError(t, err, "field line.element.n: required field is missing")
+
+	d := schema(`edition = "2023"; package d;
+message D { Inner inner = 1 [features.message_encoding = DELIMITED]; int32 y = 2; }
+message Inner { int32 x = 1; }`)
+	typ, err = protobuf.Convert(d, nil)
+	require.NoError(t, err)
+	require.Equal(t, "struct<1: inner: optional struct<2: x: optional int>, 3: y: optional int>", typ.String())
+	got, err = rows(t, d, nil, nil, payload(t, descriptor(t, d), `{"inner": {"x": 4}, "y": 5}`))
+	require.NoError(t, err)
+	require.Equal(t, []string{`{"inner":{"x":4},"y":5}`}, got)
+}
