@@ -119,7 +119,9 @@ func (d *Decoder) Unknown() int { return d.unknown }
 // error names the field path and why: truncated or invalid input, a wire
 // type other than the field's, invalid UTF-8 in a string, a value out of
 // range for its type, a Timestamp or Duration that is not a whole number
-// of microseconds in the int64 range, a missing proto2 required field.
+// of microseconds in the int64 range, a missing proto2 required field, a
+// value held as JSON text that has no JSON form (a Value with no kind set,
+// a NaN Value number; json.go).
 //
 // A non-repeated field given twice takes the last value, and an embedded
 // message given twice is merged (Protobuf spec, "Last One Wins"); a map

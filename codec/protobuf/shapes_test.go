@@ -248,3 +248,27 @@ message Inner { int32 x = 1; }`)
 	require.NoError(t, err)
 	require.Equal(t, []string{`{"inner":{"x":4},"y":5}`}, got)
 }
+
+// MessageName and MessageIndexes are inverses over the messages of a
+// schema, nested ones and the ones after a map field's entry included.
+func TestMessageNames(t *testing.T) {
+	s := schema(`syntax = "proto3"; package n;
+message A { map<string, int32> m = 1; message B { int32 x = 1; } }
+message C { message D { message E { int32 y = 1; } } }`)
+	for _, tc := range []struct {
+		name    string
+		indexes []int
+	}{{"n.A", []int{0}}, {"n.A.B", []int{0, 1}}, {"n.C", []int{1}}, {"n.C.D.E", []int{1, 0, 0}}} {
+		got, err := protobuf.MessageName(s, tc.indexes)
+		require.NoError(t, err)
+		require.Equal(t, tc.name, got)
+		idx, err := protobuf.MessageIndexes(s, tc.name)
+		require.NoError(t, err)
+		require.Equal(t, tc.indexes, idx)
+	}
+	name, err := protobuf.MessageName(s, nil)
+	require.NoError(t, err)
+	require.Equal(t, "n.A", name)
+	_, err = protobuf.MessageIndexes(s, "n.Z")
+	require.EqualError(t, err, "protobuf: schema 1 has no message n.Z (it has [n.A n.A.B n.C n.C.D n.C.D.E])")
+}
