@@ -34,15 +34,15 @@ type Decoder struct {
 	text    []byte     // their JSON, one after the other
 }
 
-// jsonText is one rJSON value: the bytes of its message (given more than
-// once, the concatenation, which Protobuf parsers merge) and, once
+// jsonText is one rJSON value: where its message is in the payload (given
+// more than once, every occurrence, which are merged in order) and, once
 // rendered, where its JSON is in Decoder.text.
 type jsonText struct {
 	f          *field
 	md         protoreflect.MessageDescriptor
-	i, j       int    // the first occurrence in the payload
-	more       []byte // every occurrence, when more than one
-	start, end int    // rendered: Decoder.text[start:end]
+	i, j       int   // the first occurrence in the payload
+	more       []int // the bounds of each later occurrence, in pairs
+	start, end int   // rendered: Decoder.text[start:end]
 }
 
 // addText keeps the message bytes payload[i:j] of an rJSON value and
@@ -55,10 +55,7 @@ func (d *Decoder) addText(f *field, v *vnode, i, j int) uint64 {
 // mergeText adds another occurrence payload[i:j] to the rJSON value x.
 func (d *Decoder) mergeText(x uint64, i, j int) {
 	t := &d.texts[x]
-	if t.more == nil {
-		t.more = append(t.more, d.payload[t.i:t.j]...)
-	}
-	t.more = append(t.more, d.payload[i:j]...)
+	t.more = append(t.more, i, j)
 }
 
 // val is one decoded value; see reader for what u and n hold.

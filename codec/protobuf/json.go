@@ -36,13 +36,13 @@ const jsonRecursionLimit = 10000
 
 // render parses t's message bytes and appends its JSON to d.text.
 func (d *Decoder) render(t *jsonText) error {
-	b := t.more
-	if b == nil {
-		b = d.payload[t.i:t.j]
-	}
 	m := dynamicpb.NewMessage(t.md)
-	// AllowPartial: required fields are checked below, with a stable text.
-	err := proto.UnmarshalOptions{AllowPartial: true, RecursionLimit: jsonRecursionLimit}.Unmarshal(b, m)
+	// Each occurrence parsed on its own, merged into the last: the
+	// concatenation could turn two invalid pieces into a valid message.
+	err := unmarshal(d.payload[t.i:t.j], m)
+	for k := 0; err == nil && k < len(t.more); k += 2 {
+		err = unmarshal(d.payload[t.more[k]:t.more[k+1]], m)
+	}
 	if err != nil {
 		// protobuf-go's error texts vary on purpose; a reason must not.
 		return fieldErr(t.f, "not a valid %s message (invalid wire data, invalid UTF-8, or nested deeper than %d)", t.md.FullName(), jsonRecursionLimit)
@@ -56,6 +56,21 @@ func (d *Decoder) render(t *jsonText) error {
 	t.end = len(d.text)
 	d.unknown += w.unknown
 	return nil
+}
+
+// unmarshal parses b into m, merging with what m holds. protobuf-go v1.36.12 panics on some invalid
+// input ("type mismatch: cannot convert nil to map key": a map entry whose
+// key comes again with another wire type, found by FuzzShapes); such a
+// payload is invalid, and a record must never stop the node.
+func unmarshal(b []byte, m *dynamicpb.Message) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("protobuf-go: %v", r)
+		}
+	}()
+	// AllowPartial: required fields are checked by jsonWriter, with a
+	// stable text.
+	return proto.UnmarshalOptions{Merge: true, AllowPartial: true, RecursionLimit: jsonRecursionLimit}.Unmarshal(b, m)
 }
 
 type jsonWriter struct {
