@@ -141,8 +141,8 @@ func (d *Decoder) Decode(payload []byte) error {
 			return err
 		}
 	}
-	for i := range d.texts {
-		if err := d.render(&d.texts[i]); err != nil {
+	if d.root.hasJSON {
+		if err := d.renderAll(d.root, base); err != nil {
 			return err
 		}
 	}
@@ -798,6 +798,41 @@ func micros(secs int64, nanos int32) (int64, bool) {
 		return 0, false
 	}
 	return us + x, true
+}
+
+// renderAll renders the JSON texts that Append will write under the frame
+// at base: not those of a oneof member a later one cleared, nor of a map
+// entry whose key came again (protojson would not see them either).
+func (d *Decoder) renderAll(m *msgPlan, base int) error {
+	for i, f := range m.fields {
+		if f.absent || (f.val.r != rJSON && (f.val.msg == nil || !f.val.msg.hasJSON)) {
+			continue
+		}
+		s := d.slots[base+i]
+		if f.card == cSingle {
+			if s.set {
+				if err := d.renderValue(&f.val, s.v); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		for j := s.head; j != 0; j = d.elems[j-1].next {
+			if e := d.elems[j-1]; !e.drop {
+				if err := d.renderValue(&f.val, e.v); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (d *Decoder) renderValue(v *vnode, x val) error {
+	if v.r == rJSON {
+		return d.render(&d.texts[x.u])
+	}
+	return d.renderAll(v.msg, int(x.u))
 }
 
 // check reports the first proto2 required field missing under the frame

@@ -105,6 +105,7 @@ type msgPlan struct {
 	oneofs    [][]int // the target indexes of each oneof's members
 	needCheck bool    // a proto2 required field somewhere inside
 	hasMap    bool    // a map field: entries to de-duplicate
+	hasJSON   bool    // an rJSON value somewhere inside: texts to render
 }
 
 func (m *msgPlan) lookup(num protowire.Number) int {
@@ -160,6 +161,7 @@ func (c *compiler) message(md protoreflect.MessageDescriptor, st *iceberg.Struct
 			m.needCheck = true
 		}
 		m.hasMap = m.hasMap || f.card == cMap
+		m.hasJSON = m.hasJSON || f.val.r == rJSON || (f.val.msg != nil && f.val.msg.hasJSON)
 		maxNum = max(maxNum, int(f.num))
 		m.fields = append(m.fields, f)
 	}

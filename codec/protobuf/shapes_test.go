@@ -133,6 +133,26 @@ func TestSchemalessJSON(t *testing.T) {
 	require.Contains(t, got[0], `"attrs":"{\"a\":1,\"b\":3}"`)
 }
 
+// A value no row keeps (a map entry whose key comes again) is not
+// rendered: its lack of a JSON form does not refuse the record, as
+// protojson would not see it either.
+func TestSchemalessJSONDropped(t *testing.T) {
+	s := schema(jsonProto)
+	entry := func(value []byte) []byte {
+		e := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "q")
+		e = protowire.AppendBytes(protowire.AppendTag(e, 2, protowire.BytesType), value)
+		return protowire.AppendBytes(protowire.AppendTag(nil, 6, protowire.BytesType), e)
+	}
+	noKind := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "k")
+	noKind = protowire.AppendBytes(protowire.AppendTag(noKind, 2, protowire.BytesType), nil) // Value {}
+	st := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), noKind) // Struct {k: Value {}}
+	got, err := rows(t, s, nil, nil, append(entry(st), entry(nil)...))
+	require.NoError(t, err)
+	require.Contains(t, got[0], `"by":[{"key":"q","value":"{}"}]`)
+	_, err = rows(t, s, nil, nil, append(entry(nil), entry(st)...))
+	require.EqualError(t, err, "field by: google.protobuf.Value has none of its kinds set, and no JSON form")
+}
+
 // What has no JSON form, or is not valid, is a Decode error naming the
 // field: never a text that reads back as another value.
 func TestSchemalessJSONRefuses(t *testing.T) {
