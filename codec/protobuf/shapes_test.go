@@ -145,7 +145,7 @@ func TestSchemalessJSONDropped(t *testing.T) {
 	}
 	noKind := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "k")
 	noKind = protowire.AppendBytes(protowire.AppendTag(noKind, 2, protowire.BytesType), nil) // Value {}
-	st := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), noKind) // Struct {k: Value {}}
+	st := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), noKind)    // Struct {k: Value {}}
 	got, err := rows(t, s, nil, nil, append(entry(st), entry(nil)...))
 	require.NoError(t, err)
 	require.Contains(t, got[0], `"by":[{"key":"q","value":"{}"}]`)
