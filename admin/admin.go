@@ -280,6 +280,14 @@ func (h *Handler) deleteTable(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
+	// Every node trusts its view of the live tables for LocationsTTL: once
+	// it has passed since the commit, none serves the table's files, so
+	// the answer means the data is offline (docs/design.md §5, Security).
+	select {
+	case <-time.After(tables.LocationsTTL):
+	case <-r.Context().Done():
+		return
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -59,6 +59,7 @@ func TestForwarding(t *testing.T) {
 	view := func() []cluster.Member { return members }
 	ba, bb := newFakeBuilder(), newFakeBuilder()
 	newServer := func(id string, b *fakeBuilder) *objects.Server {
+		insertTable(t, pool, "demo", "quakes")
 		s, err := objects.New(objects.Config{NodeID: id, CacheDir: t.TempDir(), Auth: auth.ModeNone, ForwardKey: forwardKey,
 			ForwardConnectTimeout: time.Second, ForwardHeaderTimeout: 500 * time.Millisecond}, pool, b, view)
 		require.NoError(t, err)

@@ -24,6 +24,7 @@ import (
 	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/outage"
+	"github.com/minkhq/mink/tables"
 )
 
 // ForwardedHeader marks a data file read forwarded to its owner; its value
@@ -57,6 +58,10 @@ type Server struct {
 	log     *slog.Logger
 	// verifier checks every request's signature; nil under auth.ModeNone.
 	verifier *auth.Verifier
+	// locations is the view of the live tables: a key is served only
+	// below one (a deleted table's files are not, cached or not).
+	locations *tables.Locations
+	running   sync.WaitGroup // the locations' refresh loop
 
 	cache     *diskCache
 	meta      *memoryCache
@@ -127,6 +132,13 @@ func New(cfg Config, pool *pgxpool.Pool, builder Builder, members func() []clust
 	if s.metrics, err = newMetrics(s, cfg.Registerer); err != nil {
 		return nil, err
 	}
+	s.locations = tables.NewLocations(pool, cfg.Warehouse, s.log)
+	s.locations.Gone = s.dropTable
+	s.running.Add(1)
+	go func() {
+		defer s.running.Done()
+		s.locations.Run(s.ctx)
+	}()
 	return s, nil
 }
 
@@ -138,6 +150,7 @@ func (s *Server) Close() {
 		return
 	}
 	s.cancel()
+	s.running.Wait()
 	s.client.CloseIdleConnections()
 	s.pendMu.Lock()
 	s.storesClosed = true
@@ -219,7 +232,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Message: "Listing objects is not supported.", BucketName: bucket})
 		return
 	}
-	switch classify(key) {
+	kind := classify(key)
+	if kind != kindNone && !s.tableLive(w, r, key, kind) {
+		return
+	}
+	switch kind {
 	case kindMetadata:
 		s.serveMetadata(w, r, key)
 	case kindData:
@@ -227,6 +244,63 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.noSuchKey(w, r, key)
 	}
+}
+
+// tableLive checks that key (of kind) lies below a live table's location,
+// under every auth mode and for forwarded reads too: a deleted table's
+// files answer 404 NoSuchKey on every node, cached or not, once its
+// delete has committed and tables.LocationsTTL has passed. A fresh view
+// of the locations answers from memory, so a cached read still queries
+// nothing. When the view is stale and PostgreSQL cannot be read, a node
+// under auth.ModeNone serves by its last view (cached files stay readable
+// while PostgreSQL is down, docs/design.md §3.4); under
+// auth.ModePrincipals it answers 503 SlowDown, as the principal's check
+// does then (and so does a node under auth.ModeNone for a key its last
+// view does not hold). When it may not serve, tableLive answers and returns false.
+func (s *Server) tableLive(w http.ResponseWriter, r *http.Request, key string, kind objectKind) bool {
+	tk := tableKey(key, kind)
+	if s.locations.LiveNow(tk) {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.QueryTimeout)
+	defer cancel()
+	live, last, err := s.locations.Live(ctx, tk)
+	switch {
+	case err == nil && live:
+		return true
+	case err == nil:
+		s.noSuchKey(w, r, key)
+		return false
+	case s.verifier == nil && last:
+		return true
+	}
+	s.log.Warn("cannot check the table is live", "key", key, "err", err)
+	s.writeError(w, r, http.StatusServiceUnavailable, s3Error{Code: codeSlowDown,
+		Message: "PostgreSQL is unavailable and this table cannot be checked now; retry.", Key: key})
+	return false
+}
+
+// tableKey is the key of the table location a file key lies below:
+// the key without its last two segments (metadata/<file>) or three
+// (data/<partition>/<file>), as classify found them.
+func tableKey(key string, kind objectKind) string {
+	n := 2
+	if kind == kindData {
+		n = 3
+	}
+	for ; n > 0; n-- {
+		key = key[:strings.LastIndexByte(key, '/')]
+	}
+	return key
+}
+
+// dropTable drops the cached files of a deleted table's location (key
+// below the warehouse): they are never served again (tableLive), and the
+// location is never given out again.
+func (s *Server) dropTable(key string) {
+	prefix := key + "/"
+	n := s.cache.removePrefix(prefix) + s.meta.removePrefix(prefix)
+	s.log.Info("dropped the cached files of a deleted table", "location_key", key, "files", n)
 }
 
 // authorized checks r's AWS Signature V4 (auth.Verifier) and that its
