@@ -55,6 +55,7 @@ func TestDeletedTableNotServed(t *testing.T) {
 	require.Equal(t, 1, na.s.Stats().Files)
 	require.Equal(t, 1, nb.s.Stats().Files)
 
+	registerNode(t, pool, "b") // a member: its forwards are served
 	_, err := pool.Exec(ctx, `DELETE FROM tables WHERE id = $1`, tid)
 	require.NoError(t, err)
 	time.Sleep(tables.LocationsTTL)

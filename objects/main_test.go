@@ -200,3 +200,13 @@ func flushedStats(s *objects.Server) objects.Stats {
 	s.Flush()
 	return s.Stats()
 }
+
+// registerNode adds a live nodes row for id, as a member's registration
+// does (cluster.Senders reads it).
+func registerNode(t testing.TB, pool *pgxpool.Pool, id string) {
+	t.Helper()
+	_, err := pool.Exec(context.Background(), `
+		INSERT INTO nodes (id, instance, advertise_url, roles, expires_at)
+		VALUES ($1, 'test', 'http://127.0.0.1:1', '{server}', now() + interval '1 hour')`, id)
+	require.NoError(t, err)
+}

@@ -61,7 +61,9 @@ type Server struct {
 	// locations is the view of the live tables: a key is served only
 	// below one (a deleted table's files are not, cached or not).
 	locations *tables.Locations
-	running   sync.WaitGroup // the locations' refresh loop
+	// senders checks that a forwarded read's sender is a live member.
+	senders *cluster.Senders
+	running sync.WaitGroup // the locations' refresh loop
 
 	cache     *diskCache
 	meta      *memoryCache
@@ -132,6 +134,7 @@ func New(cfg Config, pool *pgxpool.Pool, builder Builder, members func() []clust
 	if s.metrics, err = newMetrics(s, cfg.Registerer); err != nil {
 		return nil, err
 	}
+	s.senders = cluster.NewSenders(pool, members)
 	s.locations = tables.NewLocations(pool, cfg.Warehouse, s.log)
 	s.locations.Gone = s.dropTable
 	s.running.Add(1)
@@ -204,10 +207,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	forwarded := false
 	if _, marked := r.Header[ForwardedHeader]; marked {
-		if _, err := auth.VerifyForward(s.cfg.ForwardKey, r, s.cfg.NodeID); err != nil {
-			s.log.Warn("refused a read marked forwarded", "key", key, "remote", r.RemoteAddr, "err", err)
-			s.writeError(w, r, http.StatusForbidden, s3Error{Code: codeAccessDenied,
-				Message: "Access Denied: the request is marked forwarded but no node of this cluster signed it.", Key: key})
+		if !s.forwardAllowed(w, r, key) {
 			return
 		}
 		forwarded = true
@@ -301,6 +301,38 @@ func (s *Server) dropTable(key string) {
 	prefix := key + "/"
 	n := s.cache.removePrefix(prefix) + s.meta.removePrefix(prefix)
 	s.log.Info("dropped the cached files of a deleted table", "location_key", key, "files", n)
+}
+
+// forwardAllowed checks a read marked forwarded: signed by the cluster's
+// forward key for this node (auth.VerifyForward), by a node that is a
+// live member (cluster.Senders: this node's view, else PostgreSQL): a
+// node that left, or an id that never joined, holds the key but is not
+// the cluster. Otherwise it answers 403 AccessDenied (503 SlowDown when
+// the membership cannot be read) and returns false.
+func (s *Server) forwardAllowed(w http.ResponseWriter, r *http.Request, key string) bool {
+	from, err := auth.VerifyForward(s.cfg.ForwardKey, r, s.cfg.NodeID)
+	if err != nil {
+		s.log.Warn("refused a read marked forwarded", "key", key, "remote", r.RemoteAddr, "err", err)
+		s.writeError(w, r, http.StatusForbidden, s3Error{Code: codeAccessDenied,
+			Message: "Access Denied: the request is marked forwarded but no node of this cluster signed it.", Key: key})
+		return false
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.QueryTimeout)
+	defer cancel()
+	live, err := s.senders.Live(ctx, from)
+	switch {
+	case err != nil:
+		s.log.Warn("cannot check the forwarding node is a member", "key", key, "from", from, "err", err)
+		s.writeError(w, r, http.StatusServiceUnavailable, s3Error{Code: codeSlowDown,
+			Message: "The forwarding node cannot be checked now; retry.", Key: key})
+		return false
+	case !live:
+		s.log.Warn("refused a read forwarded by a node that is not a live member", "key", key, "from", from, "remote", r.RemoteAddr)
+		s.writeError(w, r, http.StatusForbidden, s3Error{Code: codeAccessDenied,
+			Message: "Access Denied: the request was forwarded by a node that is not a member of this cluster.", Key: key})
+		return false
+	}
+	return true
 }
 
 // authorized checks r's AWS Signature V4 (auth.Verifier) and that its
