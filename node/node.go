@@ -215,7 +215,7 @@ func (n *Node) routes(cat http.Handler, adm *admin.Handler, console http.Handler
 	mux.HandleFunc("GET /readyz", n.readyz)
 	if n.cfg.Pprof {
 		mux.Handle("/debug/pprof/", adm.Guard(http.HandlerFunc(pprof.Index)))
-		mux.Handle("/debug/pprof/cmdline", adm.Guard(http.HandlerFunc(pprof.Cmdline)))
+		mux.Handle("/debug/pprof/cmdline", adm.Guard(http.HandlerFunc(cmdline)))
 		mux.Handle("/debug/pprof/profile", adm.Guard(http.HandlerFunc(pprof.Profile)))
 		mux.Handle("/debug/pprof/symbol", adm.Guard(http.HandlerFunc(pprof.Symbol)))
 		mux.Handle("/debug/pprof/trace", adm.Guard(http.HandlerFunc(pprof.Trace)))
