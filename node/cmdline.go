@@ -16,6 +16,7 @@ var secretFlags = map[string]bool{
 	"kafka-sasl-password":            true,
 	"kafka-sasl-oauth-client-secret": true,
 	"credential":                     true,
+	"metrics-token":                  true,
 }
 
 // urlFlags are the flags whose value is a URL that may carry a password

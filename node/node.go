@@ -210,7 +210,7 @@ func (n *Node) routes(cat http.Handler, adm *admin.Handler, console http.Handler
 	mux.Handle("/admin/v1/", adm)
 	mux.Handle("/ui", console)
 	mux.Handle("/ui/", console)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("GET /metrics", bearer(n.cfg.MetricsToken, promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", n.readyz)
 	if n.cfg.Pprof {
