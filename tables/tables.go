@@ -330,6 +330,10 @@ func checkText(s string) error {
 // checkProperty validates the value of a known property k of a table of
 // value format f (docs/design.md §4.1). Errors wrap ErrInvalid.
 func checkProperty(f codec.Format, k, v string) error {
+	if ClientSetting(k) {
+		return fmt.Errorf("%w: property %q configures a reader's storage access, endpoint or credentials (a FileIO or catalog client setting), not the table: engines such as PyIceberg take table properties into their file access settings, so it is refused",
+			ErrInvalid, k)
+	}
 	switch k {
 	case icebergmeta.PropMaxSnapshotAge, icebergmeta.PropMinSnapshotsToKeep, icebergmeta.PropMaxSnapshots,
 		icebergmeta.PropManifestMinCountToMerge, icebergmeta.PropManifestTargetSize:
