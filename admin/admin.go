@@ -27,6 +27,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/minkhq/mink/auth"
+	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/outage"
 	"github.com/minkhq/mink/pgstore"
@@ -44,6 +45,8 @@ type Handler struct {
 	cfg   Config
 	mux   *http.ServeMux
 	peers *http.Transport // to the nodes requests are forwarded to
+	// senders checks that a forwarded request's sender is a live member.
+	senders *cluster.Senders
 }
 
 // New returns the admin handler. It panics on a cfg that Validate rejects
@@ -60,7 +63,8 @@ func New(pool *pgxpool.Pool, kc *kafka.Client, cfg Config) *Handler {
 	// Nodes reach each other directly (as objects' forwards do); an
 	// environment proxy is for the node's outbound traffic.
 	peers.Proxy, peers.TLSClientConfig = nil, cfg.PeerTLS.Clone()
-	h := &Handler{pool: pool, kafka: kc, cfg: cfg, mux: http.NewServeMux(), peers: peers}
+	h := &Handler{pool: pool, kafka: kc, cfg: cfg, mux: http.NewServeMux(), peers: peers,
+		senders: cluster.NewSenders(pool, nil)}
 	h.mux.HandleFunc("POST /admin/v1/tables", h.createTable)
 	h.mux.HandleFunc("GET /admin/v1/tables", h.listTables)
 	h.mux.HandleFunc("GET /admin/v1/tables/{name}", h.getTable)
@@ -90,6 +94,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		node, err := auth.VerifyForward(h.cfg.ForwardKey, r, h.cfg.NodeID)
 		if err != nil {
 			h.cfg.Logger.Warn("admin: refused a request marked forwarded", "path", r.URL.Path, "remote", r.RemoteAddr, "err", err)
+			writeError(w, http.StatusForbidden, "the request is marked forwarded but no node of this cluster signed it")
+			return
+		}
+		live, err := h.senders.Live(ctx, node)
+		switch {
+		case err != nil:
+			h.fail(w, pgstore.Unavailable(err))
+			return
+		case !live:
+			h.cfg.Logger.Warn("admin: refused a request forwarded by a node that is not a live member", "path", r.URL.Path, "from", node, "remote", r.RemoteAddr)
 			writeError(w, http.StatusForbidden, "the request is marked forwarded but no node of this cluster signed it")
 			return
 		}
@@ -304,6 +318,14 @@ func (h *Handler) deleteTable(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := tables.Delete(r.Context(), h.pool, ns, name); err != nil {
 		h.fail(w, err)
+		return
+	}
+	// Every node trusts its view of the live tables for LocationsTTL: once
+	// it has passed since the commit, none serves the table's files, so
+	// the answer means the data is offline (docs/design.md §5, Security).
+	select {
+	case <-time.After(tables.LocationsTTL):
+	case <-r.Context().Done():
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

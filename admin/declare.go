@@ -11,6 +11,7 @@ import (
 
 	"github.com/minkhq/mink/codec"
 	"github.com/minkhq/mink/codec/infer"
+	"github.com/minkhq/mink/codec/protobuf"
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
@@ -41,7 +42,7 @@ func (h *Handler) declare(ctx context.Context, def *tables.Definition, offs map[
 		if vf == codec.Raw || vf == codec.String {
 			return nil, fmt.Errorf("%w: an %s key is decoded into a key column, which needs value format json, avro, protobuf or json-schema", tables.ErrInvalid, kf)
 		}
-		if in.Key, err = h.subjectRole(ctx, kf, cmp.Or(def.KeySubject, def.Topic+"-key"), def.KeySubjectVersion); err != nil {
+		if in.Key, err = h.subjectRole(ctx, kf, cmp.Or(def.KeySubject, def.Topic+"-key"), def.KeySubjectVersion, &def.KeyMessage); err != nil {
 			return nil, err
 		}
 	}
@@ -50,7 +51,7 @@ func (h *Handler) declare(ctx context.Context, def *tables.Definition, offs map[
 		if declared {
 			return nil, fmt.Errorf("%w: the schema registry defines the columns of %s tables: give no schema (choose the subject with --subject)", tables.ErrInvalid, vf)
 		}
-		if in.Value, err = h.subjectRole(ctx, vf, cmp.Or(def.Subject, def.Topic+"-value"), def.SubjectVersion); err != nil {
+		if in.Value, err = h.subjectRole(ctx, vf, cmp.Or(def.Subject, def.Topic+"-value"), def.SubjectVersion, &def.Message); err != nil {
 			return nil, err
 		}
 	case def.Infer:
@@ -101,8 +102,10 @@ func (h *Handler) declare(ctx context.Context, def *tables.Definition, offs map[
 }
 
 // subjectRole returns the versions of subject, each stored by its
-// registry id, with the start version given (0: the plan chooses).
-func (h *Handler) subjectRole(ctx context.Context, f codec.Format, subject string, start int) (*schemas.PlanRole, error) {
+// registry id, with the start version given (0: the plan chooses). For
+// protobuf, the one message the table holds is *message, or the latest
+// version's first message, whose name it then sets in *message.
+func (h *Handler) subjectRole(ctx context.Context, f codec.Format, subject string, start int, message *string) (*schemas.PlanRole, error) {
 	src := h.cfg.Schemas.Source()
 	if src == nil {
 		return nil, fmt.Errorf("%w: format %s needs a schema registry: start the nodes with --schema-registry URL", tables.ErrInvalid, f)
@@ -122,7 +125,13 @@ func (h *Handler) subjectRole(ctx context.Context, f codec.Format, subject strin
 			return nil, err
 		}
 	}
-	return &schemas.PlanRole{Format: f, Subject: subject, Versions: vs, Start: start}, nil
+	if f == codec.Protobuf && *message == "" {
+		latest := vs[len(vs)-1].Schema
+		if *message, err = protobuf.MessageName(latest, nil); err != nil {
+			return nil, fmt.Errorf("%w: subject %q (schema id %d): %w", tables.ErrInvalid, subject, latest.ID, err)
+		}
+	}
+	return &schemas.PlanRole{Format: f, Subject: subject, Versions: vs, Start: start, Message: *message}, nil
 }
 
 // infer infers a json schema from the newest InferRecords records of each

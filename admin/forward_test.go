@@ -97,7 +97,14 @@ func TestForwardToNode(t *testing.T) {
 		// Signed for node n3 (same path), replayed to n2.
 		"replayed to another node": {path, signedTo(path, "n3")},
 		"stale":                    {path, stale},
-		"other route":              {"/admin/v1/tables", http.Header{auth.ForwardedHeader: {"n1"}}},
+		// Signed with the cluster's key by an id that is no live member.
+		"not a member": {path, func() http.Header {
+			req, err := http.NewRequest(http.MethodGet, ts2.URL+path, nil)
+			require.NoError(t, err)
+			auth.SignForward(key, req, "left", "n2")
+			return req.Header
+		}()},
+		"other route": {"/admin/v1/tables", http.Header{auth.ForwardedHeader: {"n1"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			code, body := send(client, ts2.URL+c.path, c.hdr)

@@ -47,6 +47,15 @@ func TestSetProperties(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, code, body)
 	require.Contains(t, body["error"], `"[etl" is not a valid pattern`)
 
+	// A reader's IO setting is refused, the key named, at create and change.
+	code, body = do("POST", "/admin/v1/tables", `{"namespace":"app","name":"proxied","topic":"events","value_format":"string",
+		"properties":{"s3.proxy-uri":"http://proxy.example:3128"}}`)
+	require.Equal(t, http.StatusBadRequest, code, body)
+	require.Contains(t, body["error"], `property "s3.proxy-uri" configures a reader's storage access`)
+	code, body = do("POST", "/admin/v1/tables/app.events/properties", `{"set":{"py-io-impl":"evil.FileIO"}}`)
+	require.Equal(t, http.StatusBadRequest, code, body)
+	require.Contains(t, body["error"], `property "py-io-impl" configures a reader's storage access`)
+
 	code, body = do("POST", "/admin/v1/tables/app.events/properties",
 		`{"set":{"mink.group-tags":"billing, audit-?","write.target-file-size-bytes":"1048576"},"remove":["history.expire.max-snapshot-age-ms"]}`)
 	require.Equal(t, http.StatusOK, code, body)

@@ -85,6 +85,8 @@ type Verifier struct {
 //   - a malformed Authorization header or presigned query, or a
 //     credential scope of another date, region or service: 400
 //     AuthorizationHeaderMalformed / AuthorizationQueryParametersError;
+//   - an x-amz-* header sent but not among the signed headers (header or
+//     presigned signature): 403 AccessDenied, as S3 answers;
 //   - a header signature whose X-Amz-Date is more than MaxClockSkew from
 //     now: 403 RequestTimeTooSkewed; a presigned URL past X-Amz-Date +
 //     X-Amz-Expires (or not valid yet): 403 AccessDenied;
@@ -118,6 +120,9 @@ func (v *Verifier) Verify(r *http.Request, now time.Time) (*Credentials, error) 
 		sr, serr = v.parseHeader(r, authz, now)
 	}
 	if serr != nil {
+		return nil, serr
+	}
+	if serr := unsignedAmzHeaders(r, sr.signedHeaders); serr != nil {
 		return nil, serr
 	}
 
@@ -325,6 +330,30 @@ func parseSignedHeaders(sr *signedRequest, r *http.Request, signed string) strin
 		sr.headers = append(sr.headers, h+":"+val)
 	}
 	return ""
+}
+
+// unsignedAmzHeaders refuses a request that sends an x-amz-* header its
+// signature does not cover (its session token, date, content hash or any
+// other): S3 answers 403 AccessDenied "There were headers present in the
+// request which were not signed" (Amazon S3 API Reference, "Signature
+// Calculations for the Authorization Header": every x-amz-* header sent
+// must be signed). Host is checked by parseSignedHeaders. Other headers
+// (Content-Type among them) are not required: GET and HEAD have no body,
+// and S3 does not refuse them unsigned either.
+func unsignedAmzHeaders(r *http.Request, signed []string) *S3Error {
+	var missing []string
+	for name := range r.Header {
+		h := strings.ToLower(name)
+		if strings.HasPrefix(h, "x-amz-") && !slices.Contains(signed, h) {
+			missing = append(missing, h)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	slices.Sort(missing)
+	return s3err(http.StatusForbidden, CodeAccessDenied,
+		"There were headers present in the request which were not signed: %s.", strings.Join(missing, ", "))
 }
 
 // canonicalPaths are the canonical URIs r may have been signed with. S3

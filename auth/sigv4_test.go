@@ -319,6 +319,17 @@ func TestVerify(t *testing.T) {
 	r.Header.Set("Authorization", signed(t, ac, http.MethodGet, key, nil, testRegion, now).Header.Get("Authorization"))
 	add("header and query", r, 400, auth.CodeInvalidArgument)
 
+	// Every x-amz-* header sent must be signed, as S3 requires.
+	r = signed(t, noToken, http.MethodGet, key, nil, testRegion, now)
+	r.Header.Set("X-Amz-Security-Token", c.SessionToken)
+	add("a session token not signed", r, 403, auth.CodeAccessDenied)
+	r = signed(t, ac, http.MethodGet, key, nil, testRegion, now)
+	r.Header.Set("X-Amz-Checksum-Mode", "ENABLED")
+	add("another x-amz-* header not signed", r, 403, auth.CodeAccessDenied)
+	r = get(t, u)
+	r.Header.Set("x-amz-security-token", c.SessionToken)
+	add("presigned, an x-amz-* header not signed", r, 403, auth.CodeAccessDenied)
+
 	revoked := awsCreds(vendWith(t, testKey, "bob"))
 	add("revoked principal", signed(t, revoked, http.MethodGet, key, nil, testRegion, now), 403, auth.CodeAccessDenied)
 	add("revoked principal, presigned", get(t, presigned(t, revoked, key, time.Hour, now)), 403, auth.CodeAccessDenied)

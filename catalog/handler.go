@@ -23,6 +23,9 @@ type Handler struct {
 	mux   *http.ServeMux
 	// totals caches the file totals of planned snapshots (planning.go).
 	totals totalsCache
+	// dropped is what loads serve of stored metadata holding client
+	// settings (clientio.go).
+	dropped clientSettingsDropped
 
 	// configBody is the answer of GET /v1/config; tableConfig the "config" of
 	// every LoadTableResult (to which vended credentials are added, under

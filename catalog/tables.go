@@ -95,7 +95,8 @@ func (h *Handler) loadCommitted(w http.ResponseWriter, r *http.Request, ns []str
 // loadTable answers GET /v1/namespaces/{namespace}/tables/{table} with the
 // spec's LoadTableResult: the metadata location, the metadata JSON as
 // stored (verbatim, so it matches the file the S3 API serves byte for
-// byte), and the config that points the engine's S3 client at Mink.
+// byte; but for properties that configure a reader's IO, stored before
+// Mink refused them, which are left out: servedMetadata), and the config that points the engine's S3 client at Mink.
 //
 // ?snapshots=refs is accepted and answered like all, as the spec allows
 // (refs asks for at least the snapshots the refs name): the answer is the
@@ -145,6 +146,7 @@ func (h *Handler) loadTable(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, fmt.Errorf("metadata %s is not valid JSON", t.MetadataLocation), logAttrs(ns, name)...)
 		return
 	}
+	metadata := h.dropped.servedMetadata(h.log, t.MetadataLocation, t.Metadata)
 	loc, err := json.Marshal(t.MetadataLocation)
 	if err != nil {
 		h.writeError(w, r, err, logAttrs(ns, name)...)
@@ -163,11 +165,11 @@ func (h *Handler) loadTable(w http.ResponseWriter, r *http.Request) {
 	// Assembled by hand so that the metadata goes out as stored;
 	// encoding/json would re-encode it.
 	var b bytes.Buffer
-	b.Grow(len(t.Metadata) + len(loc) + len(cfgJSON) + 64)
+	b.Grow(len(metadata) + len(loc) + len(cfgJSON) + 64)
 	b.WriteString(`{"metadata-location":`)
 	b.Write(loc)
 	b.WriteString(`,"metadata":`)
-	b.Write(t.Metadata)
+	b.Write(metadata)
 	b.WriteString(`,"config":`)
 	b.Write(cfgJSON)
 	if creds != nil {

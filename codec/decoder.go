@@ -68,7 +68,8 @@ func NewDecoderConfig(schema *iceberg.Schema, cfg DecoderConfig) (*Decoder, erro
 	}
 	fields := schema.Fields()
 	skip := 1 + KeyColumns(cfg.KeyFormat)
-	if len(fields) <= skip || fields[0].Name != KafkaColumn || fields[0].ID != KafkaFieldID {
+	// A Protobuf message without fields has no value columns.
+	if len(fields) < skip || (len(fields) == skip && format != Protobuf) || fields[0].Name != KafkaColumn || fields[0].ID != KafkaFieldID {
 		return nil, fmt.Errorf("codec: schema must start with %s (id %d) and have value columns", KafkaColumn, KafkaFieldID)
 	}
 	values := fields[skip:]

@@ -95,7 +95,9 @@ func tableSchema(keyFormat, valueFormat Format, declared *iceberg.Schema) (*iceb
 		if declared == nil {
 			return nil, fmt.Errorf("value format %s needs a declared schema", valueFormat)
 		}
-		if len(declared.Fields()) <= KeyColumns(keyFormat) {
+		// A Protobuf message may have no fields (a KeepAlive {}): rows of
+		// _kafka (and the key) only.
+		if len(declared.Fields()) <= KeyColumns(keyFormat) && valueFormat != Protobuf {
 			return nil, fmt.Errorf("value format %s: declared schema has no value field", valueFormat)
 		}
 		if keyFormat.Registry() && declared.Fields()[0].Name != KeyColumnName {

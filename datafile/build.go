@@ -309,7 +309,11 @@ func build(spec *Spec, records []*kgo.Record) (*Result, error) {
 	// Reserve the binary column data up front: growing it by doubling
 	// costs copies and zeroing.
 	data.reserve(len(records), keyBytes)
-	switch b := data.cols[valueCol].(type) {
+	var first array.Builder // none: a Protobuf message without fields
+	if valueCol < len(data.cols) {
+		first = data.cols[valueCol]
+	}
+	switch b := first.(type) {
 	case *array.BinaryBuilder:
 		b.ReserveData(valueBytes)
 	case *array.StringBuilder:

@@ -91,6 +91,12 @@ type Config struct {
 	IndexMemory int64
 	// Pprof is pprof: serve net/http/pprof at /debug/pprof/.
 	Pprof bool
+	// MetricsToken is metrics_token (--metrics-token,
+	// MINK_METRICS_TOKEN): when set, GET /metrics needs "Authorization:
+	// Bearer <MetricsToken>" (401 otherwise), since its labels name every
+	// table (docs/design.md §5, Security). Empty: /metrics is open, as
+	// /healthz and /readyz always are.
+	MetricsToken string
 	// CommitInterval is commit_interval, the writer's commit period
 	// (docs/design.md §4.6). Default writer.DefaultCommitInterval.
 	CommitInterval time.Duration

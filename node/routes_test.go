@@ -28,12 +28,18 @@ func TestMain(m *testing.M) { testkit.MainPostgres(m) }
 // a fresh schema and an in-process Kafka.
 func startNode(t *testing.T, mode auth.Mode) *node.Node {
 	t.Helper()
+	return startNodeWith(t, mode, "")
+}
+
+// startNodeWith is startNode with /metrics behind metricsToken.
+func startNodeWith(t *testing.T, mode auth.Mode, metricsToken string) *node.Node {
+	t.Helper()
 	kc, err := kfake.NewCluster(kfake.NumBrokers(1))
 	require.NoError(t, err)
 	t.Cleanup(kc.Close)
 	n, err := node.Start(context.Background(), node.Config{
 		PostgresURL: pgtest.Schema(t), KafkaBrokers: kc.ListenAddrs(), Listen: "127.0.0.1:0", NodeID: "routes-1",
-		Roles: []string{cluster.RoleServer}, CacheDir: t.TempDir(), Auth: mode, Pprof: true,
+		Roles: []string{cluster.RoleServer}, CacheDir: t.TempDir(), Auth: mode, Pprof: true, MetricsToken: metricsToken,
 		Logger: slog.New(slog.DiscardHandler),
 	})
 	require.NoError(t, err)
@@ -184,4 +190,32 @@ func TestConsoleRoute(t *testing.T) {
 	resp, body = testkit.Get(t, open.URL()+"/ui")
 	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
 	require.Contains(t, string(body), `<tr data-node="routes-1">`)
+}
+
+// With a metrics token, /metrics (whose labels name every table) answers
+// 401 with a Bearer challenge to a request without it, or with another;
+// the probes stay open.
+func TestMetricsToken(t *testing.T) {
+	n := startNodeWith(t, auth.ModeNone, "scrape-secret")
+	get := func(authz string) (*http.Response, string) {
+		req, err := http.NewRequest(http.MethodGet, n.URL()+"/metrics", nil)
+		require.NoError(t, err)
+		if authz != "" {
+			req.Header.Set("Authorization", authz)
+		}
+		resp, body := testkit.Send(t, req)
+		return resp, string(body)
+	}
+	for _, authz := range []string{"", "Bearer wrong", "Basic c2NyYXBlLXNlY3JldA=="} {
+		resp, _ := get(authz)
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, authz)
+		require.Equal(t, `Bearer realm="mink-metrics"`, resp.Header.Get("WWW-Authenticate"))
+	}
+	resp, body := get("Bearer scrape-secret")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, body, "go_goroutines")
+	for _, p := range []string{"/healthz", "/readyz"} {
+		status, _, _ := rawGet(t, n.URL(), p)
+		require.NotEqual(t, http.StatusUnauthorized, status, p)
+	}
 }

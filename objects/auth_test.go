@@ -299,6 +299,7 @@ func TestSignedForwarding(t *testing.T) {
 	newServer := func(id string, b *fakeBuilder) *objects.Server {
 		cfg := objects.Config{NodeID: id, CacheDir: t.TempDir(), ForwardKey: forwardKey}
 		withAuth(p)(&cfg)
+		insertTable(t, pool, "demo", "quakes")
 		s, err := objects.New(cfg, pool, b, func() []cluster.Member { return members })
 		require.NoError(t, err)
 		t.Cleanup(s.Close)

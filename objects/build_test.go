@@ -39,6 +39,7 @@ func TestBuildServedWhileCacheCopyIsWritten(t *testing.T) {
 	data := content(11, 3<<20)
 	b.add(dk, data)
 	dir := t.TempDir()
+	insertTable(t, pool, "demo", "quakes")
 	s, err := objects.New(objects.Config{NodeID: "a", CacheDir: dir, Auth: auth.ModeNone}, pool, sumBuilder{b}, nil)
 	require.NoError(t, err)
 	ts := httptest.NewServer(s)

@@ -169,6 +169,21 @@ func (c *diskCache) removeLocked(el *list.Element, unlink bool) {
 	}
 }
 
+// removePrefix drops every cached file whose key starts with prefix and
+// returns how many. Readers that opened one keep their descriptors.
+func (c *diskCache) removePrefix(prefix string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for key, el := range c.entries {
+		if strings.HasPrefix(key, prefix) {
+			c.removeLocked(el, true)
+			n++
+		}
+	}
+	return n
+}
+
 // usage returns the number of cached files and their bytes.
 func (c *diskCache) usage() (files int, bytes int64) {
 	c.mu.Lock()

@@ -77,5 +77,11 @@
 // their prefixes (auth.Verifier, Credentials.AllowsKey); refusals are S3's
 // errors (AccessDenied, ExpiredToken, SignatureDoesNotMatch,
 // InvalidAccessKeyId …, docs/design.md §5). A read forwarded by a node
-// (signed, auth.VerifyForward) is not checked again: its sender did.
+// (signed, auth.VerifyForward, by a live member: cluster.Senders) is not
+// checked again: its sender did.
+//
+// Under every mode, a key is served only below a live table's location
+// (tables.Locations, an in-memory view trusted tables.LocationsTTL): a
+// deleted table's files, cached or not, answer 404 NoSuchKey on every node
+// once its DELETE has answered, and their cached copies are dropped.
 package objects

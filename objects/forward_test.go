@@ -1,6 +1,7 @@
 package objects_test
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/tls"
@@ -59,6 +60,7 @@ func TestForwarding(t *testing.T) {
 	view := func() []cluster.Member { return members }
 	ba, bb := newFakeBuilder(), newFakeBuilder()
 	newServer := func(id string, b *fakeBuilder) *objects.Server {
+		insertTable(t, pool, "demo", "quakes")
 		s, err := objects.New(objects.Config{NodeID: id, CacheDir: t.TempDir(), Auth: auth.ModeNone, ForwardKey: forwardKey,
 			ForwardConnectTimeout: time.Second, ForwardHeaderTimeout: 500 * time.Millisecond}, pool, b, view)
 		require.NoError(t, err)
@@ -105,7 +107,7 @@ func TestForwarding(t *testing.T) {
 	// there all the same (no second hop).
 	keyA := ownedBy(t, members, "a", 0)
 	bb.add(keyA, content(22, 100))
-	resp, body = do(t, http.MethodGet, tsB.URL+"/mink/"+keyA, forwarded(t, http.MethodGet, tsB.URL+"/mink/"+keyA, "x", "b"))
+	resp, body = do(t, http.MethodGet, tsB.URL+"/mink/"+keyA, forwarded(t, http.MethodGet, tsB.URL+"/mink/"+keyA, "a", "b"))
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, content(22, 100), body)
 	require.Zero(t, flushedStats(sb).Forwards)
@@ -317,4 +319,34 @@ func TestForwardRefusedSignature(t *testing.T) {
 	st := flushedStats(a.s)
 	require.EqualValues(t, 1, st.Forwards)
 	require.EqualValues(t, 1, st.ForwardFailures)
+}
+
+// A read signed with the cluster's forward key by a node id that is not a
+// live member (one that left, or never joined) is refused with 403
+// AccessDenied and builds nothing; one from a node that joined after the
+// receiver's view (in PostgreSQL only) is served.
+func TestForwardFromNonMember(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.Pool(t)
+	members := []cluster.Member{{ID: "a", AdvertiseURL: "http://127.0.0.1:1", Roles: []string{cluster.RoleServer}}}
+	b := newFakeBuilder()
+	n := startNode(t, "a", pool, b, func() []cluster.Member { return members }, nil)
+	key := dataKey(0, 0)
+	b.add(key, content(71, 300))
+	url := n.ts.URL + "/mink/" + key
+
+	_, err := pool.Exec(context.Background(), `INSERT INTO nodes (id, instance, advertise_url, roles, expires_at)
+		VALUES ('gone', 'test', 'http://127.0.0.1:1', '{server}', now() - interval '1 second')`)
+	require.NoError(t, err)
+	for _, from := range []string{"gone", "never-joined"} {
+		resp, body := do(t, http.MethodGet, url, forwarded(t, http.MethodGet, url, from, "a"))
+		require.Equal(t, http.StatusForbidden, resp.StatusCode, "%s", body)
+		require.Equal(t, "AccessDenied", parseS3Error(t, body).Code)
+	}
+	require.Zero(t, b.calls.Load(), "nothing was built for a non-member's forward")
+
+	registerNode(t, pool, "joined")
+	resp, body := do(t, http.MethodGet, url, forwarded(t, http.MethodGet, url, "joined", "a"))
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	require.Equal(t, content(71, 300), body)
 }

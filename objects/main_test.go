@@ -93,13 +93,15 @@ func dataKey(partition, start int) string {
 	return fmt.Sprintf("demo/quakes/data/%d/%d-%d-1.parquet", partition, start, start+100)
 }
 
-// insertTable adds a tables row for ns.name and returns its id.
-func insertTable(t *testing.T, pool *pgxpool.Pool, ns, name string) int64 {
+// insertTable adds a tables row for ns.name unless it has one and returns
+// its id: the S3 API serves only the keys of live tables.
+func insertTable(t testing.TB, pool *pgxpool.Pool, ns, name string) int64 {
 	t.Helper()
 	var id int64
 	err := pool.QueryRow(context.Background(), `
 		INSERT INTO tables (namespace, name, topic, value_format, schema_json, table_uuid, location, metadata_location)
-		VALUES ($1, $2, $2, 'json', '{}', gen_random_uuid(), $3, $4) RETURNING id`,
+		VALUES ($1, $2, $2, 'json', '{}', gen_random_uuid(), $3, $4)
+		ON CONFLICT (namespace, name) DO UPDATE SET name = EXCLUDED.name RETURNING id`,
 		ns, name, "s3://mink/"+ns+"/"+name, "s3://mink/"+ns+"/"+name+"/metadata/00000.metadata.json",
 	).Scan(&id)
 	require.NoError(t, err)
@@ -129,6 +131,11 @@ func startNode(t testing.TB, id string, pool *pgxpool.Pool, b *fakeBuilder, memb
 	if mod != nil {
 		mod(&cfg)
 	}
+	// The table of dataKey (not on a pool that cannot connect).
+	_, _ = pool.Exec(context.Background(), `
+		INSERT INTO tables (namespace, name, topic, value_format, schema_json, table_uuid, location, metadata_location)
+		VALUES ('demo', 'quakes', 'quakes', 'json', '{}', gen_random_uuid(), 's3://mink/demo/quakes', 's3://mink/demo/quakes/metadata/0.json')
+		ON CONFLICT DO NOTHING`)
 	s, err := objects.New(cfg, pool, b, members)
 	require.NoError(t, err)
 	ts := httptest.NewServer(s)
@@ -192,4 +199,14 @@ func parseS3Error(t testing.TB, body []byte) s3Error {
 func flushedStats(s *objects.Server) objects.Stats {
 	s.Flush()
 	return s.Stats()
+}
+
+// registerNode adds a live nodes row for id, as a member's registration
+// does (cluster.Senders reads it).
+func registerNode(t testing.TB, pool *pgxpool.Pool, id string) {
+	t.Helper()
+	_, err := pool.Exec(context.Background(), `
+		INSERT INTO nodes (id, instance, advertise_url, roles, expires_at)
+		VALUES ($1, 'test', 'http://127.0.0.1:1', '{server}', now() + interval '1 hour')`, id)
+	require.NoError(t, err)
 }

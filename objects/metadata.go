@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -89,4 +90,22 @@ func (c *memoryCache) put(m *metadataFile) {
 		delete(c.entries, old.key)
 		c.bytes -= int64(len(old.content))
 	}
+}
+
+// removePrefix drops every file whose key starts with prefix and returns
+// how many.
+func (c *memoryCache) removePrefix(prefix string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for key, el := range c.entries {
+		if strings.HasPrefix(key, prefix) {
+			m := el.Value.(*metadataFile)
+			c.lru.Remove(el)
+			delete(c.entries, key)
+			c.bytes -= int64(len(m.content))
+			n++
+		}
+	}
+	return n
 }

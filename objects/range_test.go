@@ -196,6 +196,7 @@ func TestRanges(t *testing.T) {
 	view := func() []cluster.Member { return members }
 	b := newFakeBuilder()
 	newServer := func(id string, h *lateHandler) *objects.Server {
+		insertTable(t, pool, "demo", "quakes")
 		s, err := objects.New(objects.Config{NodeID: id, CacheDir: t.TempDir(), ForwardHeaderTimeout: time.Minute, Auth: auth.ModeNone, ForwardKey: forwardKey}, pool, b, view)
 		require.NoError(t, err)
 		t.Cleanup(s.Close)

@@ -24,6 +24,7 @@ import (
 	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/cluster"
 	"github.com/minkhq/mink/outage"
+	"github.com/minkhq/mink/tables"
 )
 
 // ForwardedHeader marks a data file read forwarded to its owner; its value
@@ -57,6 +58,12 @@ type Server struct {
 	log     *slog.Logger
 	// verifier checks every request's signature; nil under auth.ModeNone.
 	verifier *auth.Verifier
+	// locations is the view of the live tables: a key is served only
+	// below one (a deleted table's files are not, cached or not).
+	locations *tables.Locations
+	// senders checks that a forwarded read's sender is a live member.
+	senders *cluster.Senders
+	running sync.WaitGroup // the locations' refresh loop
 
 	cache     *diskCache
 	meta      *memoryCache
@@ -127,6 +134,14 @@ func New(cfg Config, pool *pgxpool.Pool, builder Builder, members func() []clust
 	if s.metrics, err = newMetrics(s, cfg.Registerer); err != nil {
 		return nil, err
 	}
+	s.senders = cluster.NewSenders(pool, members)
+	s.locations = tables.NewLocations(pool, cfg.Warehouse, s.log)
+	s.locations.Gone = s.dropTable
+	s.running.Add(1)
+	go func() {
+		defer s.running.Done()
+		s.locations.Run(s.ctx)
+	}()
 	return s, nil
 }
 
@@ -138,6 +153,7 @@ func (s *Server) Close() {
 		return
 	}
 	s.cancel()
+	s.running.Wait()
 	s.client.CloseIdleConnections()
 	s.pendMu.Lock()
 	s.storesClosed = true
@@ -191,10 +207,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	forwarded := false
 	if _, marked := r.Header[ForwardedHeader]; marked {
-		if _, err := auth.VerifyForward(s.cfg.ForwardKey, r, s.cfg.NodeID); err != nil {
-			s.log.Warn("refused a read marked forwarded", "key", key, "remote", r.RemoteAddr, "err", err)
-			s.writeError(w, r, http.StatusForbidden, s3Error{Code: codeAccessDenied,
-				Message: "Access Denied: the request is marked forwarded but no node of this cluster signed it.", Key: key})
+		if !s.forwardAllowed(w, r, key) {
 			return
 		}
 		forwarded = true
@@ -219,7 +232,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Message: "Listing objects is not supported.", BucketName: bucket})
 		return
 	}
-	switch classify(key) {
+	kind := classify(key)
+	if kind != kindNone && !s.tableLive(w, r, key, kind) {
+		return
+	}
+	switch kind {
 	case kindMetadata:
 		s.serveMetadata(w, r, key)
 	case kindData:
@@ -227,6 +244,95 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.noSuchKey(w, r, key)
 	}
+}
+
+// tableLive checks that key (of kind) lies below a live table's location,
+// under every auth mode and for forwarded reads too: a deleted table's
+// files answer 404 NoSuchKey on every node, cached or not, once its
+// delete has committed and tables.LocationsTTL has passed. A fresh view
+// of the locations answers from memory, so a cached read still queries
+// nothing. When the view is stale and PostgreSQL cannot be read, a node
+// under auth.ModeNone serves by its last view (cached files stay readable
+// while PostgreSQL is down, docs/design.md §3.4); under
+// auth.ModePrincipals it answers 503 SlowDown, as the principal's check
+// does then (and so does a node under auth.ModeNone for a key its last
+// view does not hold). When it may not serve, tableLive answers and returns false.
+func (s *Server) tableLive(w http.ResponseWriter, r *http.Request, key string, kind objectKind) bool {
+	tk := tableKey(key, kind)
+	if s.locations.LiveNow(tk) {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.QueryTimeout)
+	defer cancel()
+	live, last, err := s.locations.Live(ctx, tk)
+	switch {
+	case err == nil && live:
+		return true
+	case err == nil:
+		s.noSuchKey(w, r, key)
+		return false
+	case s.verifier == nil && last:
+		return true
+	}
+	s.log.Warn("cannot check the table is live", "key", key, "err", err)
+	s.writeError(w, r, http.StatusServiceUnavailable, s3Error{Code: codeSlowDown,
+		Message: "PostgreSQL is unavailable and this table cannot be checked now; retry.", Key: key})
+	return false
+}
+
+// tableKey is the key of the table location a file key lies below:
+// the key without its last two segments (metadata/<file>) or three
+// (data/<partition>/<file>), as classify found them.
+func tableKey(key string, kind objectKind) string {
+	n := 2
+	if kind == kindData {
+		n = 3
+	}
+	for ; n > 0; n-- {
+		key = key[:strings.LastIndexByte(key, '/')]
+	}
+	return key
+}
+
+// dropTable drops the cached files of a deleted table's location (key
+// below the warehouse): they are never served again (tableLive), and the
+// location is never given out again.
+func (s *Server) dropTable(key string) {
+	prefix := key + "/"
+	n := s.cache.removePrefix(prefix) + s.meta.removePrefix(prefix)
+	s.log.Info("dropped the cached files of a deleted table", "location_key", key, "files", n)
+}
+
+// forwardAllowed checks a read marked forwarded: signed by the cluster's
+// forward key for this node (auth.VerifyForward), by a node that is a
+// live member (cluster.Senders: this node's view, else PostgreSQL): a
+// node that left, or an id that never joined, holds the key but is not
+// the cluster. Otherwise it answers 403 AccessDenied (503 SlowDown when
+// the membership cannot be read) and returns false.
+func (s *Server) forwardAllowed(w http.ResponseWriter, r *http.Request, key string) bool {
+	from, err := auth.VerifyForward(s.cfg.ForwardKey, r, s.cfg.NodeID)
+	if err != nil {
+		s.log.Warn("refused a read marked forwarded", "key", key, "remote", r.RemoteAddr, "err", err)
+		s.writeError(w, r, http.StatusForbidden, s3Error{Code: codeAccessDenied,
+			Message: "Access Denied: the request is marked forwarded but no node of this cluster signed it.", Key: key})
+		return false
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.QueryTimeout)
+	defer cancel()
+	live, err := s.senders.Live(ctx, from)
+	switch {
+	case err != nil:
+		s.log.Warn("cannot check the forwarding node is a member", "key", key, "from", from, "err", err)
+		s.writeError(w, r, http.StatusServiceUnavailable, s3Error{Code: codeSlowDown,
+			Message: "The forwarding node cannot be checked now; retry.", Key: key})
+		return false
+	case !live:
+		s.log.Warn("refused a read forwarded by a node that is not a live member", "key", key, "from", from, "remote", r.RemoteAddr)
+		s.writeError(w, r, http.StatusForbidden, s3Error{Code: codeAccessDenied,
+			Message: "Access Denied: the request was forwarded by a node that is not a member of this cluster.", Key: key})
+		return false
+	}
+	return true
 }
 
 // authorized checks r's AWS Signature V4 (auth.Verifier) and that its

@@ -95,12 +95,16 @@ func Columns(s *iceberg.Schema) []iceberg.NestedField {
 // The ids of columns are placeholders and are ignored: _kafka takes field
 // ids 1-10 and the columns take ids from 11 on in depth-first pre-order, as
 // [codec.TableSchema] assigns them. Names, types, required-ness and docs are
-// kept; initial and write defaults are dropped. Errors: no column, a column
+// kept; initial and write defaults are dropped. Errors: no column (but for
+// a protobuf value: a message without fields), a column
 // without a name or type, two fields of one struct with one name, a column
 // named _kafka, formats or a type codec.TableSchema refuses (valueFormat
 // is json or a registry format).
 func Initial(keyFormat, valueFormat codec.Format, columns []iceberg.NestedField) (schema *iceberg.Schema, lastColumnID int, err error) {
-	if len(columns) == 0 {
+	// A Protobuf message without fields (a topic of KeepAlive {} records)
+	// has no value columns: its rows are _kafka's, and fields the message
+	// gains later become columns by evolution.
+	if len(columns) == 0 && valueFormat != codec.Protobuf {
 		return nil, 0, errors.New("table schema: no column besides _kafka")
 	}
 	// codec.TableSchema assigns the real ids; the placeholders only need to

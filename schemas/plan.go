@@ -12,6 +12,7 @@ import (
 
 	"github.com/minkhq/mink/codec"
 	"github.com/minkhq/mink/codec/avro"
+	"github.com/minkhq/mink/codec/protobuf"
 	"github.com/minkhq/mink/codec/wire"
 	"github.com/minkhq/mink/tables"
 )
@@ -47,6 +48,10 @@ type PlanRole struct {
 	// Start is the subject version the table's first columns come from;
 	// 0 lets the plan choose.
 	Start int
+	// Message (protobuf) is the one message the table holds, fully
+	// qualified; "" is each version's first message. A version without
+	// it holds no record the table takes.
+	Message string
 }
 
 // PlanInput is everything a create's plan depends on.
@@ -117,6 +122,14 @@ type PlanStep struct {
 	// Records is the number of retained records written with it (an
 	// estimate unless the plan's counts are exact).
 	Records int64 `json:"records"`
+	// indexes are the message indexes of the role's message in this
+	// version (protobuf; codec.IndexesString), the writer key ApplyPlan
+	// stores its decision under.
+	indexes string
+	// stored: ApplyPlan stores the decision (not when the version lacks
+	// the role's message: its records are another message's, decided
+	// when indexed).
+	stored bool
 }
 
 // PlanCreate returns the plan of a create (docs/design.md §4.7). A role
@@ -241,7 +254,13 @@ func simulate(in PlanInput, conv conversions, key, value *PlanRole) (*Plan, erro
 		if err != nil {
 			return nil, err
 		}
-		c, bp, reason := conv.columns(r.Format, sv.Schema, r == key)
+		c, bp, _, reason := conv.columns(r, sv.Schema, r == key)
+		if reason == "" && r == key && len(c) == 1 {
+			if st, ok := c[0].Type.(*iceberg.StructType); ok && len(st.FieldList) == 0 {
+				// A struct column needs a field; the key's bytes are in _kafka.key.
+				reason = "the key has no fields to decode into a key column: use key format raw (the key's bytes are in _kafka.key)"
+			}
+		}
 		if r == key {
 			keyPaths = bp
 		} else {
@@ -274,12 +293,14 @@ func simulate(in PlanInput, conv conversions, key, value *PlanRole) (*Plan, erro
 		}
 		rp := &RolePlan{Subject: r.Subject, Start: r.Start}
 		decided := map[int]writerMapping{} // by registry id
+		ix := map[int]*string{}            // message indexes by registry id
 		for _, sv := range r.order() {
 			if _, ok := decided[sv.Schema.ID]; ok {
 				continue // one schema under two versions is one writer schema
 			}
-			cols, bp, reason := conv.columns(r.Format, sv.Schema, isKey)
+			cols, bp, indexes, reason := conv.columns(r, sv.Schema, isKey)
 			m := writerMapping{err: reason}
+			ix[sv.Schema.ID] = indexes
 			if reason == "" {
 				var next *iceberg.Schema
 				var nf avro.Fields
@@ -295,6 +316,9 @@ func simulate(in PlanInput, conv conversions, key, value *PlanRole) (*Plan, erro
 		for _, sv := range r.Versions {
 			m := decided[sv.Schema.ID]
 			st := PlanStep{Version: sv.Version, RegistryID: sv.Schema.ID, Deleted: sv.Deleted, Error: m.err}
+			if x := ix[sv.Schema.ID]; x != nil {
+				st.indexes, st.stored = *x, true
+			}
 			if m.err == "" {
 				id := m.schemaID
 				st.SchemaID = &id
@@ -337,20 +361,33 @@ type conversion struct {
 }
 
 type converted struct {
-	cols   []iceberg.NestedField
-	byPath map[string]avro.Field
-	reason string
+	cols    []iceberg.NestedField
+	byPath  map[string]avro.Field
+	indexes *string // nil: the version lacks the role's message
+	reason  string
 }
 
-// columns is writerColumns of ws (first message), converted once.
-func (c conversions) columns(f codec.Format, ws *wire.Schema, key bool) ([]iceberg.NestedField, map[string]avro.Field, string) {
+// columns is writerColumns of ws (the role's message, or its first), converted
+// once, with that message's indexes (nil when ws lacks it).
+func (c conversions) columns(pr *PlanRole, ws *wire.Schema, key bool) ([]iceberg.NestedField, map[string]avro.Field, *string, string) {
 	k := conversion{key, ws.ID}
 	r, ok := c[k]
 	if !ok {
-		r.cols, r.byPath, r.reason = writerColumns(f, ws, key, ws.ID, nil)
+		var indexes []int
+		var err error
+		if pr.Format == codec.Protobuf && pr.Message != "" {
+			indexes, err = protobuf.MessageIndexes(ws, pr.Message)
+		}
+		if err != nil {
+			r.reason = fmt.Sprintf("%s: schema id %d: %v", role(key), ws.ID, err)
+		} else {
+			is := codec.IndexesString(indexes)
+			r.indexes = &is
+			r.cols, r.byPath, r.reason = writerColumns(pr.Format, ws, key, ws.ID, indexes)
+		}
 		c[k] = r
 	}
-	return r.cols, r.byPath, r.reason
+	return r.cols, r.byPath, r.indexes, r.reason
 }
 
 // version returns version n of the subject.
@@ -399,8 +436,9 @@ var ErrPlanMismatch = errors.New("schemas: the table's first schema is not the p
 // ApplyPlan stores p's decisions for table t, just created in tx from
 // p.Initial: the schema versions p adds and, for every subject version,
 // the table schema version that holds its records or why they are dead
-// letters (table_writer_schemas), for the first Protobuf message (the
-// message indexes of other messages are decided when indexed). It sets
+// letters (table_writer_schemas), under the message indexes of the
+// table's Protobuf message (other messages' records are dead letters,
+// decided when indexed). It sets
 // t.Schema to the newest version.
 func ApplyPlan(ctx context.Context, tx pgx.Tx, t *tables.Table, p *Plan) error {
 	if !t.Schema.Equals(p.Initial) {
@@ -421,7 +459,7 @@ func ApplyPlan(ctx context.Context, tx pgx.Tx, t *tables.Table, p *Plan) error {
 		}
 		done := map[int]bool{}
 		for _, st := range rp.Steps {
-			if done[st.RegistryID] {
+			if done[st.RegistryID] || !st.stored {
 				continue
 			}
 			done[st.RegistryID] = true
@@ -429,7 +467,7 @@ func ApplyPlan(ctx context.Context, tx pgx.Tx, t *tables.Table, p *Plan) error {
 			if st.SchemaID == nil {
 				why = &st.Error
 			}
-			if _, err := tx.Exec(ctx, writerSchemaInsertSQL, t.ID, role(rp == p.Key), st.RegistryID, "", st.SchemaID, why); err != nil {
+			if _, err := tx.Exec(ctx, writerSchemaInsertSQL, t.ID, role(rp == p.Key), st.RegistryID, st.indexes, st.SchemaID, why); err != nil {
 				return err
 			}
 		}

@@ -420,6 +420,9 @@ func (s *Store) decideWriter(ctx context.Context, t *tables.Table, k writerKey, 
 			}
 		}
 	}
+	if reason == "" {
+		reason = otherMessage(t, k.key, format, ws, indexes)
+	}
 	var cols []iceberg.NestedField
 	var byPath map[string]avro.Field
 	if reason == "" {

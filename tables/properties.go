@@ -202,7 +202,8 @@ type PropertyChange struct {
 }
 
 // Apply returns props (a copy) changed by c, after checking c: every key
-// Changeable, none both set and removed, values valid as at create
+// Changeable (or a ClientSetting removed: one stored before such keys were
+// refused), none set a ClientSetting, none both set and removed, values valid as at create
 // (checkProperty, for a table of value format t's). Errors wrap ErrInvalid
 // and name the key.
 func (c PropertyChange) Apply(t *Table) (map[string]string, error) {
@@ -211,6 +212,12 @@ func (c PropertyChange) Apply(t *Table) (map[string]string, error) {
 	}
 	keys := slices.Sorted(maps.Keys(c.Set))
 	for _, k := range append(keys, c.Remove...) {
+		if ClientSetting(k) {
+			if _, set := c.Set[k]; set {
+				return nil, checkProperty(t.ValueFormat, k, c.Set[k])
+			}
+			continue // one stored before it was refused may go
+		}
 		if !Changeable(k) {
 			return nil, fmt.Errorf("%w: property %q cannot be changed after create (changeable: %s, %s, history.expire.*, mink.history.*, commit.manifest.*, commit.manifest-merge.*)",
 				ErrInvalid, k, PropGroupTags, PropTargetFileSize)

@@ -67,6 +67,12 @@ const (
 	// and key schemas (Definition.Subject, KeySubject).
 	PropSubject    = "mink.value-subject"
 	PropKeySubject = "mink.key-subject"
+	// PropMessage and PropKeyMessage: the fully-qualified Protobuf
+	// message the value or key column holds (Definition.Message,
+	// KeyMessage, filled at create). Tables created before it have none:
+	// each writer schema's first message is theirs.
+	PropMessage    = "mink.protobuf.value-message"
+	PropKeyMessage = "mink.protobuf.key-message"
 	// PropInfer is "true" for a json table whose schema is inferred and
 	// evolves with new fields (Definition.Infer).
 	PropInfer = "mink.json.infer"
@@ -208,6 +214,12 @@ func CreateThen(ctx context.Context, pool *pgxpool.Pool, warehouse string, def D
 	}
 	if f := codec.Format(def.KeyFormat); f.Registry() {
 		def.Properties = withProperty(def.Properties, PropKeySubject, cmp.Or(def.KeySubject, def.Topic+"-key"))
+	}
+	if def.Message != "" {
+		def.Properties = withProperty(def.Properties, PropMessage, def.Message)
+	}
+	if def.KeyMessage != "" {
+		def.Properties = withProperty(def.Properties, PropKeyMessage, def.KeyMessage)
 	}
 	if def.Infer {
 		def.Properties = withProperty(def.Properties, PropInfer, "true")

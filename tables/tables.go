@@ -67,6 +67,13 @@ type Definition struct {
 	// retained records (docs/design.md §4.7).
 	SubjectVersion    int `json:"subject_version,omitempty"`
 	KeySubjectVersion int `json:"key_subject_version,omitempty"`
+	// Message and KeyMessage (protobuf formats) name the one message,
+	// fully qualified (package.Outer.Inner), whose records the table
+	// holds: default the first message of the subject's latest schema.
+	// A record of another message is a dead letter naming both (table
+	// properties mink.protobuf.value-message, mink.protobuf.key-message).
+	Message    string `json:"message,omitempty"`
+	KeyMessage string `json:"key_message,omitempty"`
 	// Infer (json values only): the schema is inferred from the records
 	// Kafka retains when the table is created, and evolves as new fields
 	// appear (table property mink.json.infer).
@@ -254,7 +261,7 @@ func validate(def *Definition) error {
 		return fmt.Errorf("%w: topic is required", ErrInvalid)
 	}
 	// PostgreSQL's text and jsonb hold neither U+0000 nor invalid UTF-8.
-	texts := []string{def.Topic, def.Subject, def.KeySubject}
+	texts := []string{def.Topic, def.Subject, def.KeySubject, def.Message, def.KeyMessage}
 	for k, v := range def.Properties {
 		texts = append(texts, k, v)
 	}
@@ -294,6 +301,9 @@ func validate(def *Definition) error {
 	if def.SubjectVersion < 0 || def.KeySubjectVersion < 0 {
 		return fmt.Errorf("%w: a subject version is a number from 1", ErrInvalid)
 	}
+	if (def.Message != "" && codec.Format(def.ValueFormat) != codec.Protobuf) || (def.KeyMessage != "" && codec.Format(def.KeyFormat) != codec.Protobuf) {
+		return fmt.Errorf("%w: a message applies to the protobuf format only", ErrInvalid)
+	}
 	if codec.Format(def.ValueFormat) == codec.JSON && !def.Infer && (len(def.Schema) == 0 || string(def.Schema) == "null") {
 		return fmt.Errorf("%w: value format json needs a declared schema (or infer)", ErrInvalid)
 	}
@@ -320,6 +330,10 @@ func checkText(s string) error {
 // checkProperty validates the value of a known property k of a table of
 // value format f (docs/design.md §4.1). Errors wrap ErrInvalid.
 func checkProperty(f codec.Format, k, v string) error {
+	if ClientSetting(k) {
+		return fmt.Errorf("%w: property %q configures a reader's storage access, endpoint or credentials (a FileIO or catalog client setting), not the table: engines such as PyIceberg take table properties into their file access settings, so it is refused",
+			ErrInvalid, k)
+	}
 	switch k {
 	case icebergmeta.PropMaxSnapshotAge, icebergmeta.PropMinSnapshotsToKeep, icebergmeta.PropMaxSnapshots,
 		icebergmeta.PropManifestMinCountToMerge, icebergmeta.PropManifestTargetSize:

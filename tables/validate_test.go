@@ -166,3 +166,36 @@ func TestUnknownMinkPropertyChange(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, out)
 }
+
+// Properties that configure a reader's IO, endpoint, proxy, credentials or
+// code to load are refused at create and at change, the key named:
+// PyIceberg merges table properties into its FileIO settings.
+func TestClientSettingProperties(t *testing.T) {
+	t.Parallel()
+	refused := []string{"s3.endpoint", "s3.proxy-uri", "S3.Proxy-URI", "s3.access-key-id", "py-io-impl", "io-impl",
+		"gcs.oauth2.token", "adls.account-key", "hf.endpoint", "hdfs.host", "client.region", "http-client.proxy-endpoint",
+		"rest.signing-region", "header.Authorization", "token", "token-refresh-enabled", "credential", "oauth2-server-uri",
+		"uri", "warehouse", "downloaded-file.path", "write.data.path", "write.py-location-provider.impl",
+		"write.location-provider.impl", "glue.endpoint", "oss.endpoint"}
+	for _, k := range refused {
+		_, _, err := tables.Schemas(&tables.Definition{Namespace: "t", Name: "x", Topic: "x", ValueFormat: "raw",
+			Properties: map[string]string{k: "http://proxy.example:3128"}})
+		require.ErrorIs(t, err, tables.ErrInvalid, k)
+		require.ErrorContains(t, err, fmt.Sprintf("property %q configures a reader's storage access", k))
+		tb := &tables.Table{ValueFormat: "raw"}
+		_, err = tables.PropertyChange{Set: map[string]string{k: "x"}}.Apply(tb)
+		require.ErrorContains(t, err, fmt.Sprintf("property %q configures a reader's storage access", k))
+	}
+	for _, k := range []string{"owner", "comment", "write.format.default", "read.split.target-size", "mink.group-tags"} {
+		require.False(t, tables.ClientSetting(k), k)
+	}
+}
+
+// A client setting stored before they were refused may be removed.
+func TestClientSettingRemoved(t *testing.T) {
+	t.Parallel()
+	tb := &tables.Table{ValueFormat: "raw", Properties: map[string]string{"s3.proxy-uri": "http://p", "owner": "x"}}
+	out, err := tables.PropertyChange{Remove: []string{"s3.proxy-uri"}}.Apply(tb)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"owner": "x"}, out)
+}

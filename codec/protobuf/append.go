@@ -95,6 +95,9 @@ func (d *Decoder) appendValue(v *vnode, x val, b array.Builder) {
 				d.scratch = strconv.AppendInt(d.scratch[:0], int64(int32(x.u)), 10)
 				sb.BinaryBuilder.Append(d.scratch)
 			}
+		} else if r == rJSON {
+			t := &d.texts[x.u]
+			sb.BinaryBuilder.Append(d.text[t.start:t.end])
 		} else {
 			sb.BinaryBuilder.Append(d.payload[x.u : x.u+uint64(x.n)])
 		}

@@ -19,10 +19,15 @@ import (
 // the .proto field names (not json_name). The mapping is
 // docs/formats-protobuf.md.
 //
+// A message field whose message has no fields (google.protobuf.Empty
+// too) is a boolean, true where present; google.protobuf.Struct, Value and
+// ListValue, and a field whose message is one the path is inside already
+// (recursion), are a string holding the value's JSON (Protobuf JSON
+// mapping, proto field names; see json.go). The selected message may have
+// no fields: then there are no value columns.
+//
 // Errors: a schema that does not compile, a message index out of range,
-// a recursive message (`message a.Node is recursive (field a.Node.next)`),
-// a group field, google.protobuf.Empty/Struct/Value/ListValue, a
-// message without fields, or messages nested deeper than MaxDepth
+// or messages nested deeper than MaxDepth
 // (`field a.a….a: messages nested deeper than 64 levels`).
 func Convert(s *wire.Schema, indexes []int) (iceberg.Type, error) {
 	md, err := message(s, indexes)
@@ -48,16 +53,8 @@ type converter struct {
 func (c *converter) next() int { c.id++; return c.id }
 
 func (c *converter) message(md protoreflect.MessageDescriptor, path string) (*iceberg.StructType, error) {
-	if err := refuseMessage(md, path); err != nil {
-		return nil, err
-	}
 	if len(c.stack) == MaxDepth {
 		return nil, fmt.Errorf("field %s: messages nested deeper than %d levels", path, MaxDepth)
-	}
-	for _, n := range c.stack {
-		if n == md.FullName() {
-			return nil, fmt.Errorf("message %s is recursive (field %s)", md.FullName(), path)
-		}
 	}
 	c.stack = append(c.stack, md.FullName())
 	defer func() { c.stack = c.stack[:len(c.stack)-1] }()
@@ -101,17 +98,21 @@ func (c *converter) message(md protoreflect.MessageDescriptor, path string) (*ic
 // field, a map key or value, or a singular field).
 func (c *converter) value(fd protoreflect.FieldDescriptor, path string) (iceberg.Type, error) {
 	switch fd.Kind() {
-	case protoreflect.GroupKind:
-		return nil, fmt.Errorf("field %s: groups (delimited messages) are not supported", path)
-	case protoreflect.MessageKind:
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		// A group (proto2) or delimited message (editions) is a message
+		// written between start and end tags: the same type.
 		md := fd.Message()
-		switch wk := wellKnownOf(md); {
-		case wk == wkTimestamp:
+		switch shapeOf(md, c.stack) {
+		case wkTimestamp:
 			return iceberg.PrimitiveTypes.TimestampTz, nil
-		case wk == wkDuration:
+		case wkDuration:
 			return iceberg.PrimitiveTypes.Int64, nil
-		case wk == wkWrapper:
+		case wkWrapper:
 			return primitive(md.Fields().ByNumber(1).Kind()), nil
+		case shMarker:
+			return iceberg.PrimitiveTypes.Bool, nil
+		case shJSON:
+			return iceberg.PrimitiveTypes.String, nil
 		}
 		return c.message(md, path)
 	}
@@ -157,6 +158,14 @@ const (
 	wkTimestamp
 	wkDuration
 	wkWrapper
+	// shMarker: a message without fields (google.protobuf.Empty, a
+	// KeepAlive {}, a oneof arm that only marks a case). An Iceberg struct
+	// needs a field, so it is a boolean: true where the message is present.
+	shMarker
+	// shJSON: google.protobuf.Struct, Value and ListValue (schemaless
+	// JSON), and a message field whose message is being mapped already
+	// (recursion): its JSON text per the Protobuf JSON mapping (json.go).
+	shJSON
 )
 
 func wellKnownOf(md protoreflect.MessageDescriptor) wellKnown {
@@ -171,26 +180,29 @@ func wellKnownOf(md protoreflect.MessageDescriptor) wellKnown {
 		"google.protobuf.BoolValue", "google.protobuf.StringValue",
 		"google.protobuf.BytesValue":
 		return wkWrapper
+	case "google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue":
+		return shJSON
 	}
 	return wkNone
 }
 
-// refuseMessage names the messages Iceberg cannot hold as a struct.
-func refuseMessage(md protoreflect.MessageDescriptor, path string) error {
-	where := "message"
-	if path != "" {
-		where = "field " + path
-	}
-	switch md.FullName() {
-	case "google.protobuf.Empty":
-		return fmt.Errorf("%s: google.protobuf.Empty has no fields, and an Iceberg struct needs one", where)
-	case "google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue":
-		return fmt.Errorf("%s: %s is schemaless JSON (a recursive type) and has no Iceberg type", where, md.FullName())
+// shapeOf says how a message-typed field of message md is held, given
+// the messages being mapped around it (stack, outermost first): a
+// well-known type's own mapping, a marker, JSON text, or (wkNone) a
+// struct of its fields.
+func shapeOf(md protoreflect.MessageDescriptor, stack []protoreflect.FullName) wellKnown {
+	if wk := wellKnownOf(md); wk != wkNone {
+		return wk
 	}
 	if md.Fields().Len() == 0 {
-		return fmt.Errorf("%s: message %s has no fields, and an Iceberg struct needs one", where, md.FullName())
+		return shMarker
 	}
-	return nil
+	for _, n := range stack {
+		if n == md.FullName() {
+			return shJSON
+		}
+	}
+	return wkNone
 }
 
 func join(path, name string) string {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/minkhq/mink/codec/wire"
 )
@@ -29,6 +30,32 @@ type Decoder struct {
 	strKeys map[string]int32 // map key de-duplication, reused
 	numKeys map[uint64]int32
 	scratch []byte
+	texts   []jsonText // rJSON values, rendered after the whole payload
+	text    []byte     // their JSON, one after the other
+}
+
+// jsonText is one rJSON value: where its message is in the payload (given
+// more than once, every occurrence, which are merged in order) and, once
+// rendered, where its JSON is in Decoder.text.
+type jsonText struct {
+	f          *field
+	md         protoreflect.MessageDescriptor
+	i, j       int   // the first occurrence in the payload
+	more       []int // the bounds of each later occurrence, in pairs
+	start, end int   // rendered: Decoder.text[start:end]
+}
+
+// addText keeps the message bytes payload[i:j] of an rJSON value and
+// returns its index.
+func (d *Decoder) addText(f *field, v *vnode, i, j int) uint64 {
+	d.texts = append(d.texts, jsonText{f: f, md: v.md, i: i, j: j})
+	return uint64(len(d.texts) - 1)
+}
+
+// mergeText adds another occurrence payload[i:j] to the rJSON value x.
+func (d *Decoder) mergeText(x uint64, i, j int) {
+	t := &d.texts[x]
+	t.more = append(t.more, i, j)
 }
 
 // val is one decoded value; see reader for what u and n hold.
@@ -89,7 +116,9 @@ func (d *Decoder) Unknown() int { return d.unknown }
 // error names the field path and why: truncated or invalid input, a wire
 // type other than the field's, invalid UTF-8 in a string, a value out of
 // range for its type, a Timestamp or Duration that is not a whole number
-// of microseconds in the int64 range, a missing proto2 required field.
+// of microseconds in the int64 range, a missing proto2 required field, a
+// value held as JSON text that has no JSON form (a Value with no kind set,
+// a NaN Value number; json.go).
 //
 // A non-repeated field given twice takes the last value, and an embedded
 // message given twice is merged (Protobuf spec, "Last One Wins"); a map
@@ -101,12 +130,19 @@ func (d *Decoder) Decode(payload []byte) error {
 	d.payload = payload
 	d.slots = d.slots[:0]
 	d.elems = d.elems[:0]
+	clear(d.texts) // drop the references to payloads
+	d.texts, d.text = d.texts[:0], d.text[:0]
 	base := d.frame(d.root)
 	if err := d.message(d.root, 0, len(payload), base); err != nil {
 		return err
 	}
 	if d.root.needCheck {
 		if err := d.check(d.root, base); err != nil {
+			return err
+		}
+	}
+	if d.root.hasJSON {
+		if err := d.renderAll(d.root, base); err != nil {
 			return err
 		}
 	}
@@ -293,11 +329,27 @@ func (d *Decoder) bytesAt(f *field, i, end int) (int, int, error) {
 	return i, i + int(l), nil
 }
 
+// msgAt reads a message-typed value of v at i (after its tag) and returns
+// the bounds of its content and where the next field starts: after a
+// length for a length-delimited message, after the end tag for a group
+// (proto2) or delimited message (editions).
+func (d *Decoder) msgAt(f *field, v *vnode, i, end int) (int, int, int, error) {
+	if v.wt != protowire.StartGroupType {
+		j, k, err := d.bytesAt(f, i, end)
+		return j, k, k, err
+	}
+	content, n := protowire.ConsumeGroup(f.num, d.payload[i:end])
+	if n < 0 {
+		return 0, 0, 0, fieldErr(f, "group at byte %d: %v", i, parseErr(n))
+	}
+	return i, i + len(content), i + n, nil
+}
+
 func (d *Decoder) single(f *field, s, i, end int) (int, error) {
 	v := &f.val
 	switch v.r {
 	case rMessage:
-		j, k, err := d.bytesAt(f, i, end)
+		j, k, next, err := d.msgAt(f, v, i, end)
 		if err != nil {
 			return 0, err
 		}
@@ -306,9 +358,30 @@ func (d *Decoder) single(f *field, s, i, end int) (int, error) {
 			d.slots[s].v = val{u: uint64(b)}
 			d.slots[s].set = true
 		}
-		return k, d.message(v.msg, j, k, int(d.slots[s].v.u))
+		return next, d.message(v.msg, j, k, int(d.slots[s].v.u))
+	case rMarker:
+		j, k, next, err := d.msgAt(f, v, i, end)
+		if err != nil {
+			return 0, err
+		}
+		if err := d.skipFields(f, j, k); err != nil {
+			return 0, err
+		}
+		d.slots[s].v, d.slots[s].set = val{u: 1}, true
+		return next, nil
+	case rJSON:
+		j, k, next, err := d.msgAt(f, v, i, end)
+		if err != nil {
+			return 0, err
+		}
+		if d.slots[s].set {
+			d.mergeText(d.slots[s].v.u, j, k)
+		} else {
+			d.slots[s].v, d.slots[s].set = val{u: d.addText(f, v, j, k)}, true
+		}
+		return next, nil
 	case rTimestamp, rDuration, rWrapper:
-		j, k, err := d.bytesAt(f, i, end)
+		j, k, next, err := d.msgAt(f, v, i, end)
 		if err != nil {
 			return 0, err
 		}
@@ -320,7 +393,7 @@ func (d *Decoder) single(f *field, s, i, end int) (int, error) {
 			return 0, err
 		}
 		d.slots[s].v, d.slots[s].set = cur, true
-		return k, nil
+		return next, nil
 	}
 	x, n, err := d.scalar(f, v.r, i, end)
 	if err != nil {
@@ -352,15 +425,32 @@ func (d *Decoder) list(f *field, s int, typ protowire.Type, i, end int) (int, er
 	}
 	switch v.r {
 	case rMessage:
-		j, k, err := d.bytesAt(f, i, end)
+		j, k, next, err := d.msgAt(f, v, i, end)
 		if err != nil {
 			return 0, err
 		}
 		b := d.frame(v.msg)
 		d.addElem(s, elem{v: val{u: uint64(b)}})
-		return k, d.message(v.msg, j, k, b)
+		return next, d.message(v.msg, j, k, b)
+	case rMarker:
+		j, k, next, err := d.msgAt(f, v, i, end)
+		if err != nil {
+			return 0, err
+		}
+		if err := d.skipFields(f, j, k); err != nil {
+			return 0, err
+		}
+		d.addElem(s, elem{v: val{u: 1}})
+		return next, nil
+	case rJSON:
+		j, k, next, err := d.msgAt(f, v, i, end)
+		if err != nil {
+			return 0, err
+		}
+		d.addElem(s, elem{v: val{u: d.addText(f, v, j, k)}})
+		return next, nil
 	case rTimestamp, rDuration, rWrapper:
-		j, k, err := d.bytesAt(f, i, end)
+		j, k, next, err := d.msgAt(f, v, i, end)
 		if err != nil {
 			return 0, err
 		}
@@ -369,7 +459,7 @@ func (d *Decoder) list(f *field, s int, typ protowire.Type, i, end int) (int, er
 			return 0, err
 		}
 		d.addElem(s, elem{v: x})
-		return k, nil
+		return next, nil
 	}
 	x, n, err := d.scalar(f, v.r, i, end)
 	if err != nil {
@@ -426,6 +516,26 @@ func (d *Decoder) mapEntry(f *field, s, i, end int) (int, error) {
 				return 0, err
 			}
 			j = b
+		case rMarker:
+			a, b, err := d.bytesAt(f, j, k)
+			if err != nil {
+				return 0, err
+			}
+			if err := d.skipFields(f, a, b); err != nil {
+				return 0, err
+			}
+			j = b
+		case rJSON:
+			a, b, err := d.bytesAt(f, j, k)
+			if err != nil {
+				return 0, err
+			}
+			if hasMsg {
+				d.mergeText(e.v.u, a, b)
+			} else {
+				e.v, hasMsg = val{u: d.addText(f, v, a, b)}, true
+			}
+			j = b
 		case rTimestamp, rDuration, rWrapper:
 			a, b, err := d.bytesAt(f, j, k)
 			if err != nil {
@@ -448,11 +558,36 @@ func (d *Decoder) mapEntry(f *field, s, i, end int) (int, error) {
 			j += n
 		}
 	}
-	if f.val.r == rMessage && !hasMsg {
+	switch {
+	case f.val.r == rMessage && !hasMsg:
 		e.v = val{u: uint64(d.frame(f.val.msg))} // an empty message
+	case f.val.r == rJSON && !hasMsg:
+		e.v = val{u: d.addText(f, &f.val, k, k)} // an empty message
+	case f.val.r == rMarker:
+		e.v = val{u: 1} // present, even when not on the wire
 	}
 	d.addElem(s, e)
 	return k, nil
+}
+
+// skipFields checks that payload[i:end] is a sequence of fields and
+// counts them as unknown: the content of a message without fields.
+func (d *Decoder) skipFields(f *field, i, end int) error {
+	p := d.payload
+	for i < end {
+		num, typ, n := consumeTag(p[i:end])
+		if n < 0 {
+			return fieldErr(f, "tag at byte %d: %v", i, parseErr(n))
+		}
+		i += n
+		n = protowire.ConsumeFieldValue(num, typ, p[i:end])
+		if n < 0 {
+			return fieldErr(f, "unknown field %d at byte %d: %v", num, i, parseErr(n))
+		}
+		i += n
+		d.unknown++
+	}
+	return nil
 }
 
 // dedupe drops the map entries whose key comes again later: Protobuf
@@ -646,7 +781,7 @@ func wireOf(r reader) protowire.Type {
 		return protowire.Fixed32Type
 	case rFixed64, rSfixed64, rDouble:
 		return protowire.Fixed64Type
-	case rString, rBytes, rMessage, rTimestamp, rDuration, rWrapper:
+	case rString, rBytes, rMessage, rTimestamp, rDuration, rWrapper, rMarker, rJSON:
 		return protowire.BytesType
 	}
 	return protowire.VarintType
@@ -663,6 +798,41 @@ func micros(secs int64, nanos int32) (int64, bool) {
 		return 0, false
 	}
 	return us + x, true
+}
+
+// renderAll renders the JSON texts that Append will write under the frame
+// at base: not those of a oneof member a later one cleared, nor of a map
+// entry whose key came again (protojson would not see them either).
+func (d *Decoder) renderAll(m *msgPlan, base int) error {
+	for i, f := range m.fields {
+		if f.absent || (f.val.r != rJSON && (f.val.msg == nil || !f.val.msg.hasJSON)) {
+			continue
+		}
+		s := d.slots[base+i]
+		if f.card == cSingle {
+			if s.set {
+				if err := d.renderValue(&f.val, s.v); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		for j := s.head; j != 0; j = d.elems[j-1].next {
+			if e := d.elems[j-1]; !e.drop {
+				if err := d.renderValue(&f.val, e.v); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (d *Decoder) renderValue(v *vnode, x val) error {
+	if v.r == rJSON {
+		return d.render(&d.texts[x.u])
+	}
+	return d.renderAll(v.msg, int(x.u))
 }
 
 // check reports the first proto2 required field missing under the frame

@@ -147,19 +147,6 @@ func TestReferences(t *testing.T) {
 // TestConvertRefuses names what Iceberg cannot hold.
 func TestConvertRefuses(t *testing.T) {
 	for _, tc := range []struct{ name, text, err string }{
-		{"recursive", `syntax = "proto3"; package r; message Node { int32 v = 1; Node next = 2; }`,
-			"message r.Node is recursive (field next)"},
-		{"mutually recursive", `syntax = "proto3"; package r; message A { B b = 1; } message B { repeated A a = 1; }`,
-			"message r.A is recursive (field b.a.element)"},
-		{"group", `syntax = "proto2"; message G { optional group Item = 1 { optional int32 x = 2; } }`,
-			"field item: groups (delimited messages) are not supported"},
-		{"empty", `syntax = "proto3"; import "google/protobuf/empty.proto"; message E { google.protobuf.Empty e = 1; }`,
-			"field e: google.protobuf.Empty has no fields, and an Iceberg struct needs one"},
-		{"struct", `syntax = "proto3"; import "google/protobuf/struct.proto"; message S { google.protobuf.Struct s = 1; }`,
-			"field s: google.protobuf.Struct is schemaless JSON (a recursive type) and has no Iceberg type"},
-		{"value list", `syntax = "proto3"; import "google/protobuf/struct.proto"; message S { repeated google.protobuf.Value v = 1; }`,
-			"field v.element: google.protobuf.Value is schemaless JSON (a recursive type) and has no Iceberg type"},
-		{"no fields", `syntax = "proto3"; message N {}`, "message: message N has no fields, and an Iceberg struct needs one"},
 		{"not protobuf", "", `protobuf: schema type "AVRO", not PROTOBUF`},
 		{"syntax error", `syntax = "proto3"; message {`, "protobuf: compile schema 1:"},
 	} {

@@ -15,6 +15,12 @@
 // field may be split and packed or not, a scalar given twice takes the
 // last value and an embedded message given twice is merged.
 //
+// Two shapes have no struct: a message without fields (a marker, e.g. a
+// oneof arm or google.protobuf.Empty) is a boolean, true where present;
+// google.protobuf.Struct, Value and ListValue, and a message field that
+// recurs, are the JSON text of their value (json.go), rendered once the
+// whole payload is read, so that a value given twice is merged first.
+//
 // Values are exact or the record is refused: uint64 is a decimal(20, 0),
 // not a long that would wrap; an int32 varint outside the int32 range is
 // an error, not a truncation; a Timestamp that is not a whole number of

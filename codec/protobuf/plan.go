@@ -33,6 +33,8 @@ const (
 	rTimestamp               // google.protobuf.Timestamp: u = seconds, n = nanos (int32 bits)
 	rDuration                // google.protobuf.Duration: as rTimestamp
 	rWrapper                 // google.protobuf.*Value: the inner value, read by vnode.inner
+	rMarker                  // a message without fields: u = 1 (present)
+	rJSON                    // Struct, Value, ListValue, a recursive message: u = index in Decoder.texts
 )
 
 // out is the Arrow builder a value is appended to.
@@ -57,8 +59,9 @@ type vnode struct {
 	r     reader
 	inner reader // rWrapper: the wrapped value
 	o     out
-	wt    protowire.Type // wire type of one value
-	msg   *msgPlan       // rMessage
+	wt    protowire.Type                 // wire type of one value
+	msg   *msgPlan                       // rMessage
+	md    protoreflect.MessageDescriptor // rJSON
 	enum  map[int32]string
 }
 
@@ -102,6 +105,7 @@ type msgPlan struct {
 	oneofs    [][]int // the target indexes of each oneof's members
 	needCheck bool    // a proto2 required field somewhere inside
 	hasMap    bool    // a map field: entries to de-duplicate
+	hasJSON   bool    // an rJSON value somewhere inside: texts to render
 }
 
 func (m *msgPlan) lookup(num protowire.Number) int {
@@ -120,14 +124,6 @@ type compiler struct {
 
 // message compiles md into the table's struct st.
 func (c *compiler) message(md protoreflect.MessageDescriptor, st *iceberg.StructType, path string) (*msgPlan, error) {
-	if err := refuseMessage(md, path); err != nil {
-		return nil, err
-	}
-	for _, n := range c.stack {
-		if n == md.FullName() {
-			return nil, fmt.Errorf("message %s is recursive (field %s)", md.FullName(), path)
-		}
-	}
 	c.stack = append(c.stack, md.FullName())
 	defer func() { c.stack = c.stack[:len(c.stack)-1] }()
 
@@ -165,6 +161,7 @@ func (c *compiler) message(md protoreflect.MessageDescriptor, st *iceberg.Struct
 			m.needCheck = true
 		}
 		m.hasMap = m.hasMap || f.card == cMap
+		m.hasJSON = m.hasJSON || f.val.r == rJSON || (f.val.msg != nil && f.val.msg.hasJSON)
 		maxNum = max(maxNum, int(f.num))
 		m.fields = append(m.fields, f)
 	}
@@ -209,6 +206,9 @@ func (c *compiler) field(fd protoreflect.FieldDescriptor, tf iceberg.NestedField
 			return nil, fmt.Errorf("field %s: writer map, table %s", p, tf.Type)
 		}
 		f.card = cMap
+		if fd.MapValue().Kind() == protoreflect.GroupKind {
+			return nil, fmt.Errorf("field %s: a map value encoded as a group is not supported", p)
+		}
 		if f.key, err = c.value(fd.MapKey(), mt.KeyType, p+".key"); err != nil {
 			return nil, err
 		}
@@ -224,7 +224,7 @@ func (c *compiler) field(fd protoreflect.FieldDescriptor, tf iceberg.NestedField
 		if f.val, err = c.value(fd, lt.Element, p+".element"); err != nil {
 			return nil, err
 		}
-		f.packable = f.val.wt != protowire.BytesType
+		f.packable = f.val.wt != protowire.BytesType && f.val.wt != protowire.StartGroupType
 	default:
 		if f.val, err = c.value(fd, tf.Type, p); err != nil {
 			return nil, err
@@ -262,12 +262,17 @@ func (c *compiler) value(fd protoreflect.FieldDescriptor, t iceberg.Type, p stri
 	var v vnode
 	var w iceberg.Type // the writer's Iceberg type, for primitives
 	switch fd.Kind() {
-	case protoreflect.GroupKind:
-		return v, fmt.Errorf("field %s: groups (delimited messages) are not supported", p)
-	case protoreflect.MessageKind:
+	case protoreflect.MessageKind, protoreflect.GroupKind:
 		md := fd.Message()
 		v.wt = protowire.BytesType
-		switch wellKnownOf(md) {
+		if fd.Kind() == protoreflect.GroupKind {
+			v.wt = protowire.StartGroupType // read by Decoder.msgAt
+		}
+		switch shapeOf(md, c.stack) {
+		case shMarker:
+			v.r, w = rMarker, iceberg.PrimitiveTypes.Bool
+		case shJSON:
+			v.r, v.md, w = rJSON, md, iceberg.PrimitiveTypes.String
 		case wkTimestamp:
 			v.r, w = rTimestamp, iceberg.PrimitiveTypes.TimestampTz
 		case wkDuration:

@@ -84,13 +84,14 @@ const tableUsage = `Usage of mink table:
   mink table create NS.NAME --topic T --value-format raw|string|json|avro|protobuf|json-schema
               [--key-format raw|string|avro|protobuf|json-schema] [--schema FILE | --infer]
               [--subject S] [--key-subject S] [--subject-version N] [--key-subject-version N]
-              [--start earliest|latest] [--property k=v,…] [--dry-run]
+              [--message M] [--key-message M] [--start earliest|latest] [--property k=v,…] [--dry-run]
       Registry formats: the columns come from one version of the subject, then every
       other version evolves them by Iceberg's rules or its records are dead letters.
       By default the version whose evolution lands the most retained records (ties:
       the newer); --subject-version N takes version N. Create prints this plan (each
       version's table schema version or dead-letter reason, and its retained records,
-      counted or estimated); --dry-run prints it and creates nothing.
+      counted or estimated); --dry-run prints it and creates nothing. Protobuf: the
+      table holds one message (--message, default the latest version's first).
   mink table list | mink table get NS.NAME | mink table delete NS.NAME
   mink table status NS.NAME
       Progress per partition, files, last commit, history (main's snapshots and the oldest:
@@ -216,6 +217,8 @@ func parseTableCreate(fs *flag.FlagSet, args []string) (*tables.Definition, erro
 	keySubject := fs.String("key-subject", "", "registry subject of the key schema (default TOPIC-key)")
 	subjectVersion := fs.Int("subject-version", 0, "the value subject's version whose schema gives the columns (default: the version whose evolution lands the most retained records)")
 	keySubjectVersion := fs.Int("key-subject-version", 0, "the key subject's version whose schema gives the key column (default: as --subject-version)")
+	message := fs.String("message", "", "protobuf: the one message the table holds, fully qualified (default the subject's first)")
+	keyMessage := fs.String("key-message", "", "protobuf key: the one message the key column holds (default the key subject's first)")
 	start := fs.String("start", "earliest", "earliest or latest")
 	props := &propertyFlag{name: "property"}
 	fs.Var(props, "property", "table property k=v[,k=v…] (repeatable; a value may hold commas: mink.group-tags=billing,etl-*)")
@@ -236,7 +239,8 @@ func parseTableCreate(fs *flag.FlagSet, args []string) (*tables.Definition, erro
 		return nil, err
 	}
 	def := &tables.Definition{Namespace: ns, Name: tname, Topic: *topic, ValueFormat: *vf, KeyFormat: *kf, Start: *start,
-		Infer: *infer, Subject: *subject, KeySubject: *keySubject, SubjectVersion: *subjectVersion, KeySubjectVersion: *keySubjectVersion}
+		Infer: *infer, Subject: *subject, KeySubject: *keySubject, SubjectVersion: *subjectVersion, KeySubjectVersion: *keySubjectVersion,
+		Message: *message, KeyMessage: *keyMessage}
 	if *schema != "" {
 		b, err := os.ReadFile(*schema)
 		if err != nil {

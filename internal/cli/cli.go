@@ -196,6 +196,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.Var(&indexMemory, "index-memory", "bytes of records all indexers of this node hold before cutting ranges early, e.g. 128MiB (sets index_memory)")
 	fs.Var(&memoryLimit, "memory-limit", "Go soft memory limit of the process, e.g. 1GiB; 0 = none (GOMEMLIMIT, when set, wins)")
 	pprof := fs.Bool("pprof", false, "serve Go's profiles at /debug/pprof/ on the listen address")
+	fs.StringVar(&cfg.MetricsToken, "metrics-token", "",
+		"bearer token /metrics requires (its labels name every table); empty: open. Prefer MINK_METRICS_TOKEN, as flags show in ps (sets metrics_token)")
 	registryFlags(fs, &cfg.SchemaRegistry)
 	kafkaFlags(fs, &cfg.KafkaTLS, &cfg.KafkaSASL)
 	authMode := fs.String("auth", string(auth.DefaultMode),
