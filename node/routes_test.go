@@ -47,6 +47,20 @@ func startNodeWith(t *testing.T, mode auth.Mode, metricsToken string) *node.Node
 	return n
 }
 
+// waitReady waits until n's /readyz answers 200: node.Start returns before
+// the node's first membership round writes its row, which the console lists.
+func waitReady(t *testing.T, n *node.Node) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(n.URL() + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 30*time.Second, 20*time.Millisecond, "node never ready")
+}
+
 // rawGet sends "GET <target> HTTP/1.1" over a fresh TCP connection, the
 // target exactly as given (no client cleans it), and returns the status,
 // Content-Type and body.
@@ -179,6 +193,7 @@ func TestConsoleRoute(t *testing.T) {
 	}
 	id, secret, err := n.Auth().Store().Create(ctx, "ops", nil, true)
 	require.NoError(t, err)
+	waitReady(t, n)
 	req, err := http.NewRequest(http.MethodGet, n.URL()+"/ui", nil)
 	require.NoError(t, err)
 	req.SetBasicAuth(id, secret)
@@ -187,6 +202,7 @@ func TestConsoleRoute(t *testing.T) {
 	require.Contains(t, string(body), `<tr data-node="routes-1">`)
 
 	open := startNode(t, auth.ModeNone)
+	waitReady(t, open)
 	resp, body = testkit.Get(t, open.URL()+"/ui")
 	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
 	require.Contains(t, string(body), `<tr data-node="routes-1">`)
