@@ -182,3 +182,60 @@ func TestFieldsByID(t *testing.T) {
 	require.JSONEq(t, `"\u0001\u00f4"`, string(vals[rate.ID].Default))
 	require.Equal(t, []string{"qty"}, vals[qty.ID].Aliases)
 }
+
+// Defaults that hold U+0000 (a bytes decimal 0.00 is "\u0000") are stored
+// with their version (PostgreSQL's jsonb refuses them: the create failed
+// and an evolution stalled the partition), and a range of only an older
+// writer's records, built after a newer version gave a column a default,
+// is built with that version and takes the default: it read null.
+func TestDefaultsAfterEvolution(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, _ := pgtest.Pool(t)
+	const (
+		zV1 = `{"type":"record","name":"Z","namespace":"z","fields":[{"name":"id","type":"long"}]}`
+		zV2 = `{"type":"record","name":"Z","namespace":"z","fields":[{"name":"id","type":"long"},
+		 {"name":"amount","type":{"type":"bytes","logicalType":"decimal","precision":10,"scale":2},"default":"\u0000"},
+		 {"name":"note","type":"string","default":"a\u0000b"}]}`
+	)
+	v1 := &wire.Schema{ID: 1, Type: wire.TypeAvro, Text: zV1}
+	v2 := &wire.Schema{ID: 2, Type: wire.TypeAvro, Text: zV2}
+	src := testkit.NewRegistry("z-value", v1, v2)
+
+	tbl := testkit.CreateTable(t, pool, testkit.RegistryDefinition(t, tables.Definition{Namespace: "app", Name: "z", Topic: "z",
+		ValueFormat: "avro", Subject: "z-value"}, v1))
+	store := schemas.NewStore(pool, src)
+	old := []*kgo.Record{avroRecord(t, 0, 1, zV1, map[string]any{"id": int64(1)})}
+	res, version, err := store.Build(ctx, tbl, old, schemas.Choose)
+	require.NoError(t, err)
+	require.Equal(t, 0, version)
+	require.Equal(t, []string{`{"id":1}`}, valueRows(t, res.Data))
+
+	res, version, err = store.Build(ctx, tbl, []*kgo.Record{avroRecord(t, 1, 2, zV2,
+		map[string]any{"id": int64(2), "amount": big.NewRat(150, 100), "note": "n"})}, schemas.Choose)
+	require.NoError(t, err, "the version with a U+0000 default is stored")
+	require.Equal(t, 1, version)
+	require.Equal(t, []string{`{"amount":"1.5","id":2,"note":"n"}`}, valueRows(t, res.Data))
+
+	// v1 records after the evolution: version 1, with its defaults, on this
+	// node and on a node that did not evolve the table.
+	later := []*kgo.Record{avroRecord(t, 2, 1, zV1, map[string]any{"id": int64(3)})}
+	for _, s := range []*schemas.Store{store, schemas.NewStore(pool, src)} {
+		res, version, err = s.Build(ctx, tbl, later, schemas.Choose)
+		require.NoError(t, err)
+		require.Equal(t, 1, version)
+		require.Equal(t, []string{`{"amount":"0","id":3,"note":"a\u0000b"}`}, valueRows(t, res.Data))
+	}
+	// The file built before stays a default gap (repair's), the new one not.
+	gaps, err := tables.DefaultGaps(ctx, pool, []int64{tbl.ID})
+	require.NoError(t, err)
+	require.Equal(t, []int{0}, gaps[tbl.ID].Versions)
+
+	// A create from v2 stores its defaults too.
+	created := testkit.CreateTable(t, pool, testkit.RegistryDefinition(t, tables.Definition{Namespace: "app", Name: "z2", Topic: "z",
+		ValueFormat: "avro", Subject: "z-value"}, v2))
+	res, version, err = schemas.NewStore(pool, src).Build(ctx, created, old, schemas.Choose)
+	require.NoError(t, err)
+	require.Equal(t, 0, version)
+	require.Equal(t, []string{`{"amount":"0","id":1,"note":"a\u0000b"}`}, valueRows(t, res.Data))
+}

@@ -147,8 +147,10 @@ func (s *Store) cached(k writerKey) (writerMapping, error) {
 // schemas and the schema version of the data file. With version Choose
 // (or ChooseDecided) the version is chosen: for registry formats the
 // newest version any record of the range needs (a writer schema the table
-// has not seen evolves the table schema first, under its row lock), else
-// t's newest (t.Schema: the caller keeps t current, see Newest). With
+// has not seen evolves the table schema first, under its row lock), or
+// the table's newest when that one gives a column the needed version
+// lacks a default (withDefaults), else t's newest (t.Schema: the caller
+// keeps t current, see Newest). With
 // version ≥ 0 (a rebuild of a file, whose key names its version) that
 // version is used. The same records always give the same choice, so a
 // tail file and the indexed file of one range have one key and one
@@ -238,7 +240,9 @@ func (s *Store) Spec(ctx context.Context, t *tables.Table, records []*kgo.Record
 		}
 	}
 	if version < 0 {
-		version = need
+		if version, err = s.withDefaults(ctx, t, need, version); err != nil {
+			return nil, err
+		}
 	}
 	if spec.Schema, err = s.Version(ctx, t.ID, version); err != nil {
 		return nil, err
@@ -249,6 +253,43 @@ func (s *Store) Spec(ctx context.Context, t *tables.Table, records []*kgo.Record
 	}
 	spec.Writers = prepared{ws, fields}
 	return spec, nil
+}
+
+// withDefaults returns the version a range whose records need version
+// need is built with: need, or the table's newest version when the newest
+// gives a non-null Avro default to a column that version need lacks. An
+// older writer's records then take the default (Avro spec 1.12, "Schema
+// Resolution"), as `mink table repair` gives them in files built before
+// the default existed; a file of version need would read null there
+// (Iceberg format v2 has no initial-default). choose is Choose (the
+// newest is read from Postgres) or ChooseDecided (under the row lock: t's
+// newest, no query). Errors wrap outage.ErrUnavailable.
+func (s *Store) withDefaults(ctx context.Context, t *tables.Table, need, choose int) (int, error) {
+	newest := t.Schema.ID
+	if choose == Choose {
+		n, err := s.Newest(ctx, t.ID)
+		if err != nil {
+			return 0, err
+		}
+		newest = max(newest, n)
+	}
+	if newest <= need {
+		return need, nil
+	}
+	fields, err := s.Fields(ctx, t.ID, newest)
+	if err != nil {
+		return 0, err
+	}
+	sc, err := s.Version(ctx, t.ID, need)
+	if err != nil {
+		return 0, err
+	}
+	for id, f := range fields {
+		if _, ok := sc.FindFieldByID(id); !ok && f.Default != nil {
+			return newest, nil
+		}
+	}
+	return need, nil
 }
 
 // UnavailableAt is Spec's error when the writer schema of the record at

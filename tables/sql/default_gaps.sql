@@ -12,7 +12,9 @@ WITH newest AS (
     ORDER BY table_id, schema_id DESC
 ), defaulted AS (
     SELECT n.table_id, f.key::int AS field_id
-    FROM newest n, jsonb_each(n.fields) f
+    -- fields is json (a default may hold U+0000, which jsonb refuses): the
+    -- escape is replaced only to ask which defaults are not null.
+    FROM newest n, jsonb_each(replace(n.fields::text, '\u0000', '\u0001')::jsonb) f
     WHERE f.value ? 'default' AND f.value->'default' <> 'null'::jsonb
 ), gaps AS (
     SELECT s.table_id, array_agg(s.schema_id ORDER BY s.schema_id) AS versions

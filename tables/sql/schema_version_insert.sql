@@ -7,7 +7,7 @@
 -- (codec/avro.Fields JSON; NULL: none).
 WITH v AS (
     INSERT INTO table_schemas (table_id, schema_id, schema_json, reason, fields)
-    VALUES ($1, $2, $3, $4, COALESCE($5::jsonb, '{}'))
+    VALUES ($1, $2, $3, $4, COALESCE($5::json, '{}'))
 )
 UPDATE tables SET schema_json = $3, schema_id = $2
 WHERE id = $1;
