@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/minkhq/mink/codec"
 	"github.com/minkhq/mink/codec/wire"
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/schemas"
@@ -26,10 +27,12 @@ const countChunk = 10_000
 
 // countWriters counts the retained records of topic ([log start, last
 // stable offset) of each partition of offs) by the schema id in the wire
-// header of their key (when key) and of their value (when value). Errors
-// wrap outage.ErrUnavailable when Kafka cannot be read.
-func (h *Handler) countWriters(ctx context.Context, topic string, offs map[int32]kafka.Offsets, key, value bool) (schemas.WriterCounts, error) {
-	c := schemas.WriterCounts{Key: map[int]int64{}, Value: map[int]int64{}, Exact: true}
+// header of their key (when key is a registry format) and of their value
+// (when value is), and for Protobuf also by message indexes. Errors wrap
+// outage.ErrUnavailable when Kafka cannot be read.
+func (h *Handler) countWriters(ctx context.Context, topic string, offs map[int32]kafka.Offsets, key, value codec.Format) (schemas.WriterCounts, error) {
+	c := schemas.WriterCounts{Key: map[int]int64{}, Value: map[int]int64{}, Exact: true,
+		KeyMessages: map[int]map[string]int64{}, ValueMessages: map[int]map[string]int64{}}
 	for _, o := range offs {
 		c.Retained += max(0, o.LastStable-o.LogStart)
 	}
@@ -45,7 +48,8 @@ func (h *Handler) countWriters(ctx context.Context, topic string, offs map[int32
 		if !c.Exact {
 			windows = sampleWindows(o.LogStart, o.LastStable, max(CountWindows, budget*span/c.Retained))
 		}
-		part := schemas.WriterCounts{Key: map[int]int64{}, Value: map[int]int64{}}
+		part := schemas.WriterCounts{Key: map[int]int64{}, Value: map[int]int64{},
+			KeyMessages: map[int]map[string]int64{}, ValueMessages: map[int]map[string]int64{}}
 		var read int64 // offsets read
 		for _, w := range windows {
 			for at := w[0]; at < w[1]; at += countChunk {
@@ -55,25 +59,25 @@ func (h *Handler) countWriters(ctx context.Context, topic string, offs map[int32
 				}
 				for _, r := range recs {
 					c.Read++
-					count(part.Key, key, r.Key)
-					count(part.Value, value, r.Value)
-					if value && r.Value == nil {
+					count(part.Key, part.KeyMessages, key, r.Key)
+					count(part.Value, part.ValueMessages, value, r.Value)
+					if value.Registry() && r.Value == nil {
 						part.Value[tombstone]++
 					}
 				}
 			}
 			read += w[1] - w[0]
 		}
-		add := func(dst, src map[int]int64) {
-			for id, n := range src {
-				if !c.Exact {
-					n = (n*span + read/2) / read // scaled to the partition's offsets, rounded
+		add(c.Key, part.Key, c.Exact, span, read)
+		add(c.Value, part.Value, c.Exact, span, read)
+		for _, m := range []struct{ dst, src map[int]map[string]int64 }{{c.KeyMessages, part.KeyMessages}, {c.ValueMessages, part.ValueMessages}} {
+			for id, byIndexes := range m.src {
+				if m.dst[id] == nil {
+					m.dst[id] = map[string]int64{}
 				}
-				dst[id] += n
+				add(m.dst[id], byIndexes, c.Exact, span, read)
 			}
 		}
-		add(c.Key, part.Key)
-		add(c.Value, part.Value)
 	}
 	for _, m := range []map[int]int64{c.Key, c.Value} {
 		c.Unframed += m[noHeader]
@@ -91,17 +95,42 @@ const (
 	tombstone = -2
 )
 
+// add adds the counts of src to dst, each scaled from read offsets to
+// span (rounded) unless exact.
+func add[K comparable](dst, src map[K]int64, exact bool, span, read int64) {
+	for k, n := range src {
+		if !exact {
+			n = (n*span + read/2) / read // scaled to the partition's offsets, rounded
+		}
+		dst[k] += n
+	}
+}
+
 // count adds one to counts at the schema id of b's wire header (at
-// noHeader when b has none), when on and b is not null.
-func count(counts map[int]int64, on bool, b []byte) {
-	if !on || b == nil {
+// noHeader when b has none), when format is a registry one and b is not
+// null; for Protobuf also to messages at that id and b's message indexes
+// (codec.IndexesString).
+func count(counts map[int]int64, messages map[int]map[string]int64, format codec.Format, b []byte) {
+	if !format.Registry() || b == nil {
 		return
 	}
-	id, _, err := wire.Header(b)
+	id, rest, err := wire.Header(b)
 	if err != nil {
-		id = noHeader
+		counts[noHeader]++
+		return
 	}
 	counts[id]++
+	if format != codec.Protobuf {
+		return
+	}
+	indexes, _, err := wire.MessageIndexes(rest)
+	if err != nil {
+		return // a dead letter whatever the plan: counted by id only
+	}
+	if messages[id] == nil {
+		messages[id] = map[string]int64{}
+	}
+	messages[id][codec.IndexesString(indexes)]++
 }
 
 // sampleWindows returns CountWindows windows of [start, end) that hold

@@ -74,7 +74,14 @@ func (h *Handler) declare(ctx context.Context, def *tables.Definition, offs map[
 	var sc *iceberg.Schema
 	if in.Key != nil || in.Value != nil {
 		if def.Start != "latest" { // else no retained record is indexed
-			if in.Counts, err = h.countWriters(ctx, def.Topic, offs, in.Key != nil, in.Value != nil); err != nil {
+			var kf, vf codec.Format // "" counts nothing
+			if in.Key != nil {
+				kf = in.KeyFormat
+			}
+			if in.Value != nil {
+				vf = in.ValueFormat
+			}
+			if in.Counts, err = h.countWriters(ctx, def.Topic, offs, kf, vf); err != nil {
 				return nil, err
 			}
 		} else {

@@ -25,6 +25,12 @@ type WriterCounts struct {
 	// header, are not counted.
 	Key   map[int]int64 `json:"-"`
 	Value map[int]int64 `json:"-"`
+	// KeyMessages and ValueMessages count a Protobuf key's and value's
+	// records by schema id, then by message indexes
+	// (codec.IndexesString): a version's records of another message
+	// than the table's are dead letters. Nil for other formats.
+	KeyMessages   map[int]map[string]int64 `json:"-"`
+	ValueMessages map[int]map[string]int64 `json:"-"`
 	// Exact: every retained record was read. Otherwise the counts are an
 	// estimate scaled from Read records spread over the retained offsets.
 	Exact bool `json:"exact"`
@@ -120,8 +126,12 @@ type PlanStep struct {
 	SchemaID *int   `json:"schema_id,omitempty"`
 	Error    string `json:"error,omitempty"`
 	// Records is the number of retained records written with it (an
-	// estimate unless the plan's counts are exact).
+	// estimate unless the plan's counts are exact); for Protobuf, those
+	// of the table's message.
 	Records int64 `json:"records"`
+	// OtherMessages (Protobuf) is the number of its retained records of
+	// another message than the table's: dead letters naming both.
+	OtherMessages int64 `json:"records_other_messages,omitempty"`
 	// indexes are the message indexes of the role's message in this
 	// version (protobuf; codec.IndexesString), the writer key ApplyPlan
 	// stores its decision under.
@@ -287,9 +297,9 @@ func simulate(in PlanInput, conv conversions, key, value *PlanRole) (*Plan, erro
 			continue
 		}
 		isKey := r == key
-		counts := in.Counts.Value
+		counts, messages := in.Counts.Value, in.Counts.ValueMessages
 		if isKey {
-			counts = in.Counts.Key
+			counts, messages = in.Counts.Key, in.Counts.KeyMessages
 		}
 		rp := &RolePlan{Subject: r.Subject, Start: r.Start}
 		decided := map[int]writerMapping{} // by registry id
@@ -325,6 +335,16 @@ func simulate(in PlanInput, conv conversions, key, value *PlanRole) (*Plan, erro
 			}
 			if !seen[st.RegistryID] { // one id under two versions counts once
 				st.Records = counts[st.RegistryID]
+				if byIndexes, ok := messages[st.RegistryID]; ok && r.Format == codec.Protobuf {
+					st.Records = 0
+					for indexes, n := range byIndexes {
+						if st.stored && indexes == st.indexes {
+							st.Records += n
+						} else {
+							st.OtherMessages += n
+						}
+					}
+				}
 				seen[st.RegistryID] = true
 			}
 			if st.SchemaID != nil {
@@ -332,6 +352,7 @@ func simulate(in PlanInput, conv conversions, key, value *PlanRole) (*Plan, erro
 			} else {
 				rp.DeadLetters += st.Records
 			}
+			rp.DeadLetters += st.OtherMessages
 			rp.Steps = append(rp.Steps, st)
 		}
 		for id, n := range counts {

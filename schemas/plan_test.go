@@ -163,3 +163,40 @@ func TestPlanCreateKey(t *testing.T) {
 	require.Equal(t, int64(7), p.Value.Landing)
 	require.Equal(t, "struct<12: id: required int>", fieldType(t, p.Initial, "key"))
 }
+
+// A Protobuf plan counts a version's records of the table's message
+// only: the records of the schema's other messages are dead letters
+// naming both, whichever the message chosen (they were counted as landing).
+func TestPlanCreateProtobufMessages(t *testing.T) {
+	t.Parallel()
+	versions := []schemas.SubjectVersion{
+		{Version: 1, Schema: &wire.Schema{ID: 41, Type: wire.TypeProtobuf,
+			Text: "syntax = \"proto3\";\npackage q;\nmessage O { int64 id = 1; Mark m = 2; }\nmessage Mark {}\n"}},
+		{Version: 2, Schema: &wire.Schema{ID: 42, Type: wire.TypeProtobuf,
+			Text: "syntax = \"proto3\";\npackage q;\nmessage O { int64 id = 1; Mark m = 2; }\nmessage Mark { string why = 1; }\n"}},
+	}
+	counts := schemas.WriterCounts{Exact: true, Value: map[int]int64{41: 6, 42: 3},
+		ValueMessages: map[int]map[string]int64{41: {"": 5, "1": 1}, 42: {"": 1, "1": 2}}}
+	plan := func(message string) *schemas.RolePlan {
+		t.Helper()
+		p, err := schemas.PlanCreate(schemas.PlanInput{KeyFormat: codec.Raw, ValueFormat: codec.Protobuf,
+			Value:  &schemas.PlanRole{Format: codec.Protobuf, Subject: "pq-value", Versions: versions, Message: message},
+			Counts: counts})
+		require.NoError(t, err)
+		return p.Value
+	}
+	mark := plan("q.Mark")
+	require.Equal(t, []int64{1, 2}, []int64{mark.Steps[0].Records, mark.Steps[1].Records})
+	require.Equal(t, []int64{5, 1}, []int64{mark.Steps[0].OtherMessages, mark.Steps[1].OtherMessages})
+	require.EqualValues(t, 3, mark.Landing)
+	require.EqualValues(t, 6, mark.DeadLetters)
+
+	// O's field m turns from a marker (boolean) into a struct in v2: the
+	// default start v1 lands v1's 5 records of O; v2's O is a dead letter.
+	o := plan("")
+	require.Equal(t, 1, o.Start)
+	require.Equal(t, []int64{5, 1}, []int64{o.Steps[0].Records, o.Steps[1].Records})
+	require.Nil(t, o.Steps[1].SchemaID)
+	require.EqualValues(t, 5, o.Landing)
+	require.EqualValues(t, 1+1+2, o.DeadLetters)
+}

@@ -14,11 +14,13 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
 	"github.com/minkhq/mink/codec"
@@ -333,6 +335,9 @@ func checkProperty(f codec.Format, k, v string) error {
 	if ClientSetting(k) {
 		return fmt.Errorf("%w: property %q configures a reader's storage access, endpoint or credentials (a FileIO or catalog client setting), not the table: engines such as PyIceberg take table properties into their file access settings, so it is refused",
 			ErrInvalid, k)
+	}
+	if slices.Contains(table.ReservedProperties[:], k) {
+		return fmt.Errorf("%w: property %q is reserved: the table's metadata holds it, set by Mink (Iceberg table spec, \"Reserved table properties\")", ErrInvalid, k)
 	}
 	switch k {
 	case icebergmeta.PropMaxSnapshotAge, icebergmeta.PropMinSnapshotsToKeep, icebergmeta.PropMaxSnapshots,

@@ -41,6 +41,12 @@ func TestDefinitionProperties(t *testing.T) {
 		_, _, err := tables.Schemas(def(props))
 		require.ErrorIs(t, err, tables.ErrInvalid, "%v", props)
 	}
+	// Iceberg's reserved properties: the create of the metadata refused
+	// them after a dry run had accepted them.
+	for _, k := range []string{"format-version", "uuid", "snapshot-count", "current-snapshot-id", "default-sort-order"} {
+		_, _, err := tables.Schemas(def(map[string]string{k: "1"}))
+		require.ErrorContains(t, err, `property "`+k+`" is reserved`)
+	}
 	_, _, err := tables.Schemas(def(map[string]string{"mink.group-tag": "billing"}))
 	require.ErrorContains(t, err, `unknown Mink property "mink.group-tag" (a table may set mink.group-tags, mink.history.thinning`)
 	_, _, err = tables.Schemas(def(map[string]string{"history.expire.max-snapshot-age-ms": "5000",

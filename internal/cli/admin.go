@@ -110,8 +110,10 @@ const tableUsage = `Usage of mink table:
   mink table repair NS.NAME [--batch 20]
       Rebuild, with the table's newest schema version, the ranges whose dead letters
       it now decodes, and move those records from NS.NAME~dlq into NS.NAME: each batch
-      is one commit of both tables, so every record is in exactly one of them. Safe to
-      repeat. Records Kafka no longer holds cannot be repaired; it says how many.
+      is one commit of both tables, so every record is in exactly one of them. It also
+      rebuilds the ranges encoded before a newer version gave a column an Avro default
+      (they read null there; mink table status counts them as "defaults: N ranges").
+      Safe to repeat. Records Kafka no longer holds cannot be repaired; it says how many.
 Every command takes --admin URL (default http://127.0.0.1:8181, MINK_ADMIN) and --credential
 CLIENT_ID:SECRET of an admin principal (MINK_CREDENTIAL); -h lists its flags.
 `
@@ -234,6 +236,11 @@ func parseTableCreate(fs *flag.FlagSet, args []string) (*tables.Definition, erro
 	case *vf == "":
 		return nil, usagef("--value-format is required (raw, string, json, avro, protobuf or json-schema)")
 	}
+	for _, f := range []string{"subject-version", "key-subject-version"} {
+		if v := fs.Lookup(f).Value.String(); flagSet(fs, f) && v == "0" {
+			return nil, usagef("--%s 0: a subject version is a number from 1 (leave the flag out to let the plan choose)", f)
+		}
+	}
 	ns, tname, err := splitTableName(name)
 	if err != nil {
 		return nil, err
@@ -278,4 +285,11 @@ func printTable(w io.Writer, indent string, header []string, rows [][]string) er
 		fmt.Fprintln(tw, indent+strings.Join(r, "\t"))
 	}
 	return tw.Flush()
+}
+
+// flagSet reports whether name was given on fs's command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -36,13 +36,16 @@ func printPlan(w io.Writer, p *schemas.Plan) {
 			if st.SchemaID != nil {
 				fate = fmt.Sprintf("table schema version %d", *st.SchemaID)
 			}
-			fmt.Fprintf(w, "  version %d (schema id %d%s): %s; %d records\n", st.Version, st.RegistryID, deleted, fate, st.Records)
+			fmt.Fprintf(w, "  version %d (schema id %d%s): %s; %s\n", st.Version, st.RegistryID, deleted, fate, records(st.Records))
+			if st.OtherMessages > 0 {
+				fmt.Fprintf(w, "    and %s of another message than the table's: dead letters\n", records(st.OtherMessages))
+			}
 		}
 		for _, id := range slices.Sorted(maps.Keys(rp.p.Others)) {
-			fmt.Fprintf(w, "  schema id %d (no version of %s): decided when indexed, dead letters unless the subject has it by then; %d records\n",
-				id, rp.p.Subject, rp.p.Others[id])
+			fmt.Fprintf(w, "  schema id %d (no version of %s): decided when indexed, dead letters unless the subject has it by then; %s\n",
+				id, rp.p.Subject, records(rp.p.Others[id]))
 		}
-		fmt.Fprintf(w, "  %d records land in the table, %d are dead letters\n", rp.p.Landing, rp.p.DeadLetters)
+		fmt.Fprintf(w, "  %s land in the table, %d are dead letters\n", records(rp.p.Landing), rp.p.DeadLetters)
 	}
 	if p.Count.Unframed > 0 || p.Count.Tombstones > 0 {
 		fmt.Fprintf(w, "dead letters whatever the version: %d keys or values without a schema registry header, %d null values\n",
@@ -56,4 +59,12 @@ func printPlan(w io.Writer, p *schemas.Plan) {
 	default:
 		fmt.Fprintf(w, "record counts: estimated from %d records read of %d retained offsets\n", p.Count.Read, p.Count.Retained)
 	}
+}
+
+// records is "1 record" or "n records".
+func records(n int64) string {
+	if n == 1 {
+		return "1 record"
+	}
+	return fmt.Sprintf("%d records", n)
 }
