@@ -87,6 +87,15 @@ func TestProtobufShapes(t *testing.T) {
 		{0, 2}: fmt.Sprintf("value: schema id %d: the message indexes [5] select message e2e.Other, but the table holds e2e.Event (one message type per table)", id),
 	}, deadLetterReasons(t, clustertest.ScanAll(t, url, "test.pshapes~dlq")))
 
+	// The plan of a table of Other over this topic counts by message: the
+	// Other record lands, the three Events are dead letters.
+	plan, err := ops.PlanTable(ctx, map[string]any{"namespace": "test", "name": "pother", "topic": "pshapes", "value_format": "protobuf",
+		"subject": "pshapes-value", "message": "e2e.Other"})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, plan.Plan.Value.Landing)
+	require.EqualValues(t, 3, plan.Plan.Value.DeadLetters)
+	require.EqualValues(t, 3, plan.Plan.Value.Steps[0].OtherMessages)
+
 	got := typeRows(t, url, "test.pshapes")
 	require.Len(t, got, 3)
 	require.Equal(t, map[string]any{"id": int64(1), "started": true, "stopped": nil, "keep_alive": nil, "ping": true,
