@@ -67,7 +67,7 @@ func TestRepairDefaults(t *testing.T) {
 	require.Zero(t, clustertest.ScanAll(t, url, "test.rdef~dlq").NumRows())
 
 	// Once the v1 range is a committed data file, the status counts it.
-	hint := "defaults: 1 ranges read null for columns version 1 gives a default (encoded before them): run mink table repair test.rdef\n"
+	hint := "defaults: 1 range reads null for columns version 1 gives a default (encoded before them): run mink table repair test.rdef\n"
 	deadline := time.Now().Add(clustertest.CommitTimeout)
 	for !strings.Contains(mink(t, url, "table", "status", "test.rdef"), hint) {
 		require.True(t, time.Now().Before(deadline), "status never counted the range")

@@ -336,7 +336,9 @@ func checkProperty(f codec.Format, k, v string) error {
 		return fmt.Errorf("%w: property %q configures a reader's storage access, endpoint or credentials (a FileIO or catalog client setting), not the table: engines such as PyIceberg take table properties into their file access settings, so it is refused",
 			ErrInvalid, k)
 	}
-	if slices.Contains(table.ReservedProperties[:], k) {
+	// The spec names current-snapshot-timestamp-ms; iceberg-go's list
+	// has current-snapshot-timestamp.
+	if slices.Contains(table.ReservedProperties[:], k) || k == "current-snapshot-timestamp-ms" {
 		return fmt.Errorf("%w: property %q is reserved: the table's metadata holds it, set by Mink (Iceberg table spec, \"Reserved table properties\")", ErrInvalid, k)
 	}
 	switch k {

@@ -43,7 +43,7 @@ func TestDefinitionProperties(t *testing.T) {
 	}
 	// Iceberg's reserved properties: the create of the metadata refused
 	// them after a dry run had accepted them.
-	for _, k := range []string{"format-version", "uuid", "snapshot-count", "current-snapshot-id", "default-sort-order"} {
+	for _, k := range []string{"format-version", "uuid", "snapshot-count", "current-snapshot-id", "default-sort-order", "current-snapshot-timestamp-ms"} {
 		_, _, err := tables.Schemas(def(map[string]string{k: "1"}))
 		require.ErrorContains(t, err, `property "`+k+`" is reserved`)
 	}

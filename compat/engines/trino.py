@@ -277,9 +277,21 @@ def main():
               "detail": "port %d, a query runs" % server.port, "seconds": round(start, 3)})
 
         def query(sql):
-            cur = conn.cursor()
-            cur.execute(sql)
-            return cur.fetchall()
+            # A node active in system.runtime.nodes may not be in the
+            # scheduler's node set of the mink catalog yet (refreshed every
+            # few seconds): a scan then fails NO_NODES_AVAILABLE (seen in
+            # CI on a loaded machine while SELECT 1 ran). Wait for it, 60 s.
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    cur = conn.cursor()
+                    cur.execute(sql)
+                    return cur.fetchall()
+                except trino.exceptions.TrinoQueryError as e:
+                    waiting = e.error_name == "NO_NODES_AVAILABLE" or "No nodes available" in (e.message or "")
+                    if not waiting or time.monotonic() > deadline:
+                        raise
+                time.sleep(0.5)
 
         cols = ["id", "type"]
         for n, t in props:

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -114,4 +115,33 @@ func TestScanValues(t *testing.T) {
 	fields := strings.Fields(strings.Split(out.String(), "\n")[1])
 	require.Equal(t, []string{"0.00000001", "-12.340", "-1234567890123456789012345678.9012345678"}, fields[:3])
 	require.Equal(t, []string{"0.0001", "NaN"}, fields[len(fields)-2:])
+}
+
+// A table cell goes to a terminal: its control and bidirectional
+// characters print escaped (they were written raw, so a producer could
+// send escape sequences to an operator's terminal or fake rows); JSON and
+// CSV keep the value exact.
+func TestTableEscapesControls(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	value := "red\x1b[31mX\x1b[0m\a\rZ\tq\n\u202eé\x00"
+	b.Field(0).(*array.StringBuilder).Append(value)
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+
+	var out bytes.Buffer
+	p, err := newPrinter("table", &out, rec.Schema())
+	require.NoError(t, err)
+	require.NoError(t, p.row(rec, 0))
+	require.NoError(t, p.close(1))
+	require.Equal(t, "v\n"+`red\x1b[31mX\x1b[0m\a\rZ\tq\n\u202eé\x00`+"\n(1 row)\n", out.String())
+
+	out.Reset()
+	p, err = newPrinter("json", &out, rec.Schema())
+	require.NoError(t, err)
+	require.NoError(t, p.row(rec, 0))
+	var got map[string]string
+	require.NoError(t, json.Unmarshal(out.Bytes(), &got))
+	require.Equal(t, value, got["v"])
 }

@@ -45,11 +45,12 @@ func printPlan(w io.Writer, p *schemas.Plan) {
 			fmt.Fprintf(w, "  schema id %d (no version of %s): decided when indexed, dead letters unless the subject has it by then; %s\n",
 				id, rp.p.Subject, records(rp.p.Others[id]))
 		}
-		fmt.Fprintf(w, "  %s land in the table, %d are dead letters\n", records(rp.p.Landing), rp.p.DeadLetters)
+		fmt.Fprintf(w, "  %s in the table, %d %s\n", records(rp.p.Landing)+plural(rp.p.Landing, " lands", " land"),
+			rp.p.DeadLetters, plural(rp.p.DeadLetters, "is a dead letter", "are dead letters"))
 	}
 	if p.Count.Unframed > 0 || p.Count.Tombstones > 0 {
-		fmt.Fprintf(w, "dead letters whatever the version: %d keys or values without a schema registry header, %d null values\n",
-			p.Count.Unframed, p.Count.Tombstones)
+		fmt.Fprintf(w, "dead letters whatever the version: %d %s without a schema registry header, %d null %s\n",
+			p.Count.Unframed, plural(p.Count.Unframed, "key or value", "keys or values"), p.Count.Tombstones, plural(p.Count.Tombstones, "value", "values"))
 	}
 	switch {
 	case p.Count.Read == 0 && p.Count.Retained == 0:
@@ -63,8 +64,5 @@ func printPlan(w io.Writer, p *schemas.Plan) {
 
 // records is "1 record" or "n records".
 func records(n int64) string {
-	if n == 1 {
-		return "1 record"
-	}
-	return fmt.Sprintf("%d records", n)
+	return fmt.Sprintf("%d %s", n, plural(n, "record", "records"))
 }

@@ -28,7 +28,7 @@ func TestPrintPlan(t *testing.T) {
     and 1 record of another message than the table's: dead letters
   schema id 3 (no version of pay-value): decided when indexed, dead letters unless the subject has it by then; 5 records
   400 records land in the table, 601 are dead letters
-dead letters whatever the version: 3 keys or values without a schema registry header, 1 null values
+dead letters whatever the version: 3 keys or values without a schema registry header, 1 null value
 record counts: estimated from 20 records read of 1000 retained offsets
 `, b.String())
 }

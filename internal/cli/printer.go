@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -163,9 +165,11 @@ func (p *printer) row(rec arrow.RecordBatch, r int) error {
 		return p.csv.Write(vals)
 	}
 	for i, s := range vals {
+		s = escapeControls(s)
 		if utf8.RuneCountInString(s) > 40 {
-			vals[i] = string([]rune(s)[:37]) + "..."
+			s = string([]rune(s)[:37]) + "..."
 		}
+		vals[i] = s
 	}
 	_, err := fmt.Fprintln(p.tw, strings.Join(vals, "\t"))
 	return err
@@ -183,4 +187,26 @@ func (p *printer) close(n int64) error {
 		fmt.Fprintf(p.out, "(%d %s)\n", n, plural(n, "row", "rows"))
 	}
 	return nil
+}
+
+// escapeControls returns s with its control characters (C0, DEL, C1) and
+// bidirectional formatting characters written as Go escapes (\x1b, \r,
+// \u202e): a table cell goes to a terminal, where a value's escape
+// sequences, carriage returns or tabs would act on the screen or fake
+// other cells and rows. JSON and CSV output keep values exact.
+func escapeControls(s string) string {
+	special := func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) }
+	if !strings.ContainsFunc(s, special) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if special(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

@@ -149,8 +149,8 @@ func printTableStatus(w io.Writer, st *admin.TableStatus, now time.Time) error {
 	}
 	fmt.Fprintf(w, "schema: version %d (%d versions)\n", st.SchemaID, st.SchemaVersions)
 	if st.DefaultGapRanges > 0 {
-		fmt.Fprintf(w, "defaults: %d ranges read null for columns version %d gives a default (encoded before them): run mink table repair %s\n",
-			st.DefaultGapRanges, st.SchemaID, st.Table)
+		fmt.Fprintf(w, "defaults: %d %s null for columns version %d gives a default (encoded before them): run mink table repair %s\n",
+			st.DefaultGapRanges, plural(st.DefaultGapRanges, "range reads", "ranges read"), st.SchemaID, st.Table)
 	}
 	if _, err := fmt.Fprintf(w, "dead letters: %d (mink scan '%s~dlq')\n", st.DeadLetters, st.Table); err != nil {
 		return err
