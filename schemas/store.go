@@ -152,9 +152,11 @@ func (s *Store) cached(k writerKey) (writerMapping, error) {
 // lacks a default (withDefaults), else t's newest (t.Schema: the caller
 // keeps t current, see Newest). With
 // version ≥ 0 (a rebuild of a file, whose key names its version) that
-// version is used. The same records always give the same choice, so a
+// version is used. The same records give the same choice while the table
+// gains no version (one giving a default can move it to the newest), so a
 // tail file and the indexed file of one range have one key and one
-// content.
+// content; when a version came between them, the writer's replace of the
+// tail file by the indexed one takes care of it (docs/design.md §4.6).
 //
 // Errors wrap outage.ErrUnavailable when Postgres or the registry cannot
 // be reached (the caller waits and retries: never a dead letter for an
