@@ -30,7 +30,7 @@ test: deps
 	@scripts/ensure-node
 	@scripts/ensure-chromium
 	$(GO) vet ./...
-	MINK_TEST_CHROMIUM=1 $(GO) run ./internal/pgtest/withpg -- bash -c '$(GO) test -count=1 -timeout 15m ./... && $(GO) test -count=1 -race -timeout 10m ./cluster/ ./objects/ ./catalog/ ./admin/ ./tail/ ./commit/ ./indexer/ ./writer/ ./schemas/ ./auth/ ./ui/'
+	MINK_TEST_CHROMIUM=1 $(GO) run ./internal/pgtest/withpg -- bash -c '$(GO) test -count=1 -timeout 15m ./... && $(GO) test -count=1 -race -timeout 10m ./cluster/ ./objects/ ./catalog/ ./admin/ ./tail/ ./commit/ ./rangefile/ ./indexer/ ./writer/ ./schemas/ ./auth/ ./ui/'
 
 # Random crashes, clean stops, pauses and joins of `mink serve` processes
 # under continuous produce, then an exactness check (e2e TestFailoverSoak).

@@ -16,12 +16,12 @@ import (
 
 	"github.com/minkhq/mink/auth"
 	"github.com/minkhq/mink/devenv"
-	"github.com/minkhq/mink/indexer"
 	"github.com/minkhq/mink/internal/clustertest"
 	"github.com/minkhq/mink/internal/pgtest"
 	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/objects"
+	"github.com/minkhq/mink/rangefile"
 	"github.com/minkhq/mink/schemas"
 )
 
@@ -56,7 +56,7 @@ func TestVendedCredentialsScan(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(kc.Close)
 	s, err := objects.New(objects.Config{NodeID: "signed", CacheDir: t.TempDir(), Auth: auth.ModePrincipals,
-		CredentialsKey: key, Region: "us-east-1"}, pool, indexer.NewBuilder(pool, kc, schemas.NewStore(pool, nil)), nil)
+		CredentialsKey: key, Region: "us-east-1"}, pool, rangefile.NewBuilder(pool, kc, schemas.NewStore(pool, nil)), nil)
 	require.NoError(t, err)
 	ts := httptest.NewServer(s)
 	t.Cleanup(func() { ts.Close(); s.Close() })

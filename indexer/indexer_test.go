@@ -11,12 +11,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
-	"github.com/minkhq/mink/datafile"
-	"github.com/minkhq/mink/devenv"
 	"github.com/minkhq/mink/indexer"
 	"github.com/minkhq/mink/internal/testkit"
-	"github.com/minkhq/mink/objects"
 	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/rangefile"
 	"github.com/minkhq/mink/tables"
 )
 
@@ -79,48 +77,6 @@ func TestStaleIndexerIsFenced(t *testing.T) {
 	cancel()
 	require.NoError(t, <-done)
 	require.Equal(t, 1.0, testkit.CounterValue(t, reg, "mink_fenced_writes_total", "job", "indexer"), "the new holder was not fenced")
-}
-
-// The builder rebuilds a data file byte for byte from Kafka, and refuses
-// one whose recorded checksum differs.
-func TestBuilderRebuildsRecordedBytes(t *testing.T) {
-	f := testkit.NewFixture(t, 2, tables.Definition{Namespace: "t", Name: "j", Topic: "j", ValueFormat: "json",
-		Schema: json.RawMessage(devenv.EarthquakesSchema)})
-	var built = map[string][]byte{}
-	ix := indexer.New(f.Pool, f.Client, indexer.Config{FlushInterval: 50 * time.Millisecond,
-		OnBuilt: func(key string, b []byte) { built[key] = b }})
-	l := f.Take(t, tables.PartitionScope(f.Table.ID, 1), "node-a")
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ix.Run(ctx, l) }()
-	f.ProduceTo(t, 1, `{"id":"a","properties":{"mag":1,"time":1700000000000}}`, `not json`,
-		`{"id":"b","properties":{"mag":2.5,"time":"2023-11-14T22:13:20Z"}}`)
-	testkit.WaitFor(t, "range", func() bool { return indexedEnd(t, f, 1) == 3 })
-	cancel()
-	require.NoError(t, <-done)
-
-	key := f.Table.DataFileKey(1, 0, 3, datafile.EncoderVersion)
-	dlq, err := tables.DLQ(context.Background(), f.Pool, f.Table.ID)
-	require.NoError(t, err)
-	dlqKey := dlq.DataFileKey(1, 0, 3, datafile.EncoderVersion)
-	require.Contains(t, built, key)
-	require.Contains(t, built, dlqKey)
-
-	b := indexer.NewBuilder(f.Pool, f.Client, nil)
-	got, err := b.Build(context.Background(), key)
-	require.NoError(t, err)
-	require.Equal(t, built[key], got, "rebuild is byte-identical")
-	got, err = b.Build(context.Background(), dlqKey)
-	require.NoError(t, err)
-	require.Equal(t, built[dlqKey], got, "dead-letter rebuild is byte-identical")
-
-	_, err = b.Build(context.Background(), f.Table.DataFileKey(1, 3, 9, datafile.EncoderVersion))
-	require.ErrorIs(t, err, objects.ErrNotFound)
-
-	_, err = f.Pool.Exec(context.Background(), `UPDATE data_files SET sha256 = '\x00' WHERE path = $1`, key)
-	require.NoError(t, err)
-	_, err = b.Build(context.Background(), key)
-	require.ErrorIs(t, err, objects.ErrChecksumMismatch)
 }
 
 // Ranges are cut at the target size, even inside one fetch, and by the
@@ -199,7 +155,7 @@ func TestUnknownFieldsCounted(t *testing.T) {
 
 	// Serving rebuilds the range from Kafka: the count stays.
 	require.NotEmpty(t, built)
-	_, err := indexer.NewBuilder(f.Pool, f.Client, nil).Build(context.Background(), built[0])
+	_, err := rangefile.NewBuilder(f.Pool, f.Client, nil).Build(context.Background(), built[0])
 	require.NoError(t, err)
 	n, _ = counts()
 	require.EqualValues(t, 21, n)

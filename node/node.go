@@ -39,6 +39,7 @@ import (
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/objects"
 	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/rangefile"
 	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tail"
 	"github.com/minkhq/mink/ui"
@@ -147,7 +148,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	// Vended S3 credentials are checked with the key they were made with.
 	p.objects.CredentialsKey = auth.DeriveKey(n.secret, auth.PurposeCredentials)
-	if n.objects, err = objects.New(p.objects, n.pool, indexer.NewBuilder(n.pool, n.kafka, sch), n.cluster.Members); err != nil {
+	if n.objects, err = objects.New(p.objects, n.pool, rangefile.NewBuilder(n.pool, n.kafka, sch), n.cluster.Members); err != nil {
 		return nil, err
 	}
 	// Loads are zero-lag (docs/design.md §4.4): a load commits the tail of

@@ -44,6 +44,7 @@ import (
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/outage"
 	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/rangefile"
 	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 )
@@ -481,7 +482,7 @@ func (l *Loader) build(ctx context.Context, t, src *tables.Table, tail []tailRan
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, r := range todo {
 		g.Go(func() error {
-			f, err := commit.Build(gctx, l.kafka, l.cfg.Schemas, t, src, r.partition, r.start, r.end, version)
+			f, err := rangefile.Build(gctx, l.kafka, l.cfg.Schemas, t, src, r.partition, r.start, r.end, version)
 			out[i] = f
 			return err
 		})

@@ -13,16 +13,16 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/minkhq/mink/commit"
 	"github.com/minkhq/mink/internal/flights"
 	"github.com/minkhq/mink/internal/testkit"
+	"github.com/minkhq/mink/rangefile"
 	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 )
 
 // BenchmarkAssemblyBuild measures what the default of
 // write.target-file-size-bytes rests on (docs/design.md §4.6): the cold
-// build of one data file (commit.Build: the Kafka fetch of its range from
+// build of one data file (rangefile.Build: the Kafka fetch of its range from
 // an in-process kfake broker over TCP, then the encode), by the size of
 // the file, for flight records (json, compressible: MINK_FLIGHTS, default
 // /work/shared/data/flights-3m.parquet; skipped when absent) and for raw
@@ -104,7 +104,7 @@ func benchBuild(b *testing.B, f *testkit.Fixture, n, recBytes int64) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		built, err := commit.Build(ctx, f.Client, store, f.Table, f.Table, 0, 0, n, 0)
+		built, err := rangefile.Build(ctx, f.Client, store, f.Table, f.Table, 0, 0, n, 0)
 		if err != nil {
 			b.Fatal(err)
 		}

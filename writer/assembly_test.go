@@ -20,6 +20,7 @@ import (
 	"github.com/minkhq/mink/indexer"
 	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/rangefile"
 	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 	"github.com/minkhq/mink/writer"
@@ -149,7 +150,7 @@ func TestAssemblyMergesSmallFiles(t *testing.T) {
 		require.Equal(t, icebergmeta.CommittedByWriter, p[icebergmeta.SummaryCommittedBy])
 
 		// Another node's rebuild from the key matches the recorded bytes.
-		b, err := indexer.NewBuilder(pool, kc, nil).Build(ctx, lf.Key)
+		b, err := rangefile.NewBuilder(pool, kc, nil).Build(ctx, lf.Key)
 		require.NoError(t, err)
 		require.EqualValues(t, lf.Size, len(b))
 	}
@@ -295,7 +296,7 @@ func TestAssemblyKeepsSchemaVersionsApart(t *testing.T) {
 		[]string{lf[0].Key, lf[1].Key})
 	require.Equal(t, []int{0, 1}, []int{lf[0].Schema, lf[1].Schema})
 	for _, x := range lf {
-		b, err := indexer.NewBuilder(pool, kc, nil).Build(ctx, x.Key)
+		b, err := rangefile.NewBuilder(pool, kc, nil).Build(ctx, x.Key)
 		require.NoError(t, err)
 		require.EqualValues(t, x.Size, len(b))
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/minkhq/mink/commit"
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/icebergmeta"
+	"github.com/minkhq/mink/rangefile"
 	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 )
@@ -254,7 +255,7 @@ func (w *Writer) plan(ctx context.Context, t, src *tables.Table) (*roundPlan, er
 			if r == nil {
 				continue
 			}
-			f, err := commit.Build(ctx, w.kafka, w.cfg.Schemas, t, src, p, r[0], r[1], schemas.Choose)
+			f, err := rangefile.Build(ctx, w.kafka, w.cfg.Schemas, t, src, p, r[0], r[1], schemas.Choose)
 			if err != nil {
 				return nil, err
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/icebergmeta"
 	"github.com/minkhq/mink/kafka"
+	"github.com/minkhq/mink/rangefile"
 	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 )
@@ -267,7 +268,7 @@ func (w *Writer) rebuild(ctx context.Context, t, src *tables.Table, files []expi
 		if !ok {
 			continue
 		}
-		built, err := commit.Build(ctx, w.kafka, w.cfg.Schemas, t, src, f.partition, start, f.end, schemas.Choose)
+		built, err := rangefile.Build(ctx, w.kafka, w.cfg.Schemas, t, src, f.partition, start, f.end, schemas.Choose)
 		if err != nil {
 			return nil, fmt.Errorf("writer: rebuild %s: %w", f.key, err)
 		}

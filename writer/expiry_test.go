@@ -19,6 +19,7 @@ import (
 	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/rangefile"
 	"github.com/minkhq/mink/tables"
 	"github.com/minkhq/mink/writer"
 )
@@ -93,7 +94,7 @@ func TestExpiryRewritesStraddlingFileAndIsFenced(t *testing.T) {
 	require.Equal(t, strconv.Itoa(liveFiles), md.CurrentSnapshot().Summary.Properties["total-data-files"])
 
 	// The builder rebuilds the new file from Kafka and it matches.
-	b, err := indexer.NewBuilder(pool, kc, nil).Build(ctx, path)
+	b, err := rangefile.NewBuilder(pool, kc, nil).Build(ctx, path)
 	require.NoError(t, err)
 	require.NotEmpty(t, b)
 }
@@ -155,7 +156,7 @@ func TestExpiryReencodesOtherEncoderVersions(t *testing.T) {
 	parent := md.SnapshotByID(*cur.ParentSnapshotID)
 	require.Equal(t, table.OpAppend, parent.Summary.Operation)
 
-	b, err := indexer.NewBuilder(pool, kc, nil).Build(ctx, want)
+	b, err := rangefile.NewBuilder(pool, kc, nil).Build(ctx, want)
 	require.NoError(t, err)
 	require.Equal(t, res.Data.Bytes, b, "the re-encoded file is this encoder's bytes")
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/minkhq/mink/icebergmeta"
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/rangefile"
 	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 )
@@ -132,7 +133,7 @@ func (w *Writer) groupTags(ctx context.Context, l cluster.Lease, t *tables.Table
 			if !ok {
 				// Built outside the row lock, as loads build their tails:
 				// a gap is at most the unindexed end of a partition.
-				if f, err = commit.Build(ctx, w.kafka, w.cfg.Schemas, t, t, g.partition, g.start, g.end, schemas.Choose); err != nil {
+				if f, err = rangefile.Build(ctx, w.kafka, w.cfg.Schemas, t, t, g.partition, g.start, g.end, schemas.Choose); err != nil {
 					return 0, err
 				}
 				built[g] = f

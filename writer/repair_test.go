@@ -15,6 +15,7 @@ import (
 	"github.com/minkhq/mink/icebergmeta"
 	"github.com/minkhq/mink/indexer"
 	"github.com/minkhq/mink/internal/testkit"
+	"github.com/minkhq/mink/rangefile"
 	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 	"github.com/minkhq/mink/writer"
@@ -129,7 +130,7 @@ func TestRepair(t *testing.T) {
 	}, files(dlq.ID))
 
 	// Every live file rebuilds from Kafka to its recorded bytes.
-	b := indexer.NewBuilder(pool, kc, store)
+	b := rangefile.NewBuilder(pool, kc, store)
 	for _, fl := range append(files(tbl.ID), files(dlq.ID)...) {
 		_, err := b.Build(ctx, fl.Key)
 		require.NoError(t, err, fl.Key)

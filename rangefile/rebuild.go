@@ -1,4 +1,4 @@
-package indexer
+package rangefile
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/minkhq/mink/commit"
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/objects"
@@ -91,7 +90,7 @@ func (b *Builder) BuildSum(ctx context.Context, key string) ([]byte, [sha256.Siz
 	if err != nil {
 		return nil, none, pgstore.Unavailable(err)
 	}
-	built, err := commit.Build(ctx, b.kafka, b.schemas, t, src, ref.Partition, ref.Start, ref.End, ref.Schema)
+	built, err := Build(ctx, b.kafka, b.schemas, t, src, ref.Partition, ref.Start, ref.End, ref.Schema)
 	if err != nil {
 		return nil, none, pgstore.Unavailable(err)
 	}
