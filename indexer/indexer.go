@@ -27,6 +27,7 @@ import (
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/outage"
 	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/rangefile"
 	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 )
@@ -399,7 +400,7 @@ func (ix *Indexer) open(ctx context.Context, l cluster.Lease) (*partition, error
 
 // cut turns the buffered records (data and control) into a range that
 // starts where the previous one ended and ends after the last record,
-// encoded with the schema version its records need (schemas.Store.Build:
+// encoded with the schema version its records need (rangefile.Encode:
 // a writer schema the table has not seen evolves the table schema first).
 // control says whether buf holds control records.
 func (ix *Indexer) cut(ctx context.Context, p *partition, buf []*kgo.Record, control bool) (*indexedRange, error) {
@@ -427,7 +428,7 @@ func (ix *Indexer) cut(ctx context.Context, p *partition, buf []*kgo.Record, con
 			p.table = t
 		}
 	}
-	res, schema, err := ix.cfg.Schemas.Build(ctx, p.table, data, schemas.Choose)
+	res, schema, err := rangefile.Encode(ctx, ix.cfg.Schemas, p.table, data, schemas.Choose)
 	if err != nil {
 		return nil, err
 	}

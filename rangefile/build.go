@@ -11,6 +11,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/minkhq/mink/commit"
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/kafka"
@@ -31,7 +33,7 @@ func Build(ctx context.Context, kc *kafka.Client, sch *schemas.Store, t, src *ta
 	if err != nil {
 		return nil, err
 	}
-	res, version, err := sch.Build(ctx, src, recs, version)
+	res, version, err := Encode(ctx, sch, src, recs, version)
 	if err != nil {
 		return nil, fmt.Errorf("rangefile: build %s partition %d [%d, %d): %w", t.FullName(), p, start, end, err)
 	}
@@ -45,4 +47,31 @@ func Build(ctx context.Context, kc *kafka.Client, sch *schemas.Store, t, src *ta
 	key := t.DataFileKeyOf(tables.DataFileRef{Partition: p, Start: start, End: end, Version: datafile.EncoderVersion, Schema: version})
 	return &commit.TailFile{Key: key, Partition: p, Start: start, End: end, Schema: version,
 		Size: int64(len(f.Bytes)), Records: f.Stats.RecordCount, Stats: f.Stats, File: f}, nil
+}
+
+// Encode encodes the records of one range of table t (in offset order, no
+// control records) with the spec s.Spec gives for version, and returns the
+// files and the schema version used. For a json table whose schema is
+// inferred (tables.PropInfer) and version Choose, a build that met fields no
+// column holds infers their types from the range's records, adds them to
+// the table schema as a new version (docs/design.md §4.7), and builds the
+// range again with it. Errors are Spec's, InferNew's and datafile.Build's.
+func Encode(ctx context.Context, s *schemas.Store, t *tables.Table, records []*kgo.Record, version int) (*datafile.Result, int, error) {
+	spec, err := s.Spec(ctx, t, records, version)
+	if err != nil {
+		return nil, 0, err
+	}
+	res, err := datafile.Build(spec, records)
+	if err != nil || version != schemas.Choose || !t.Infers() || res.Unknown == 0 {
+		return res, spec.Schema.ID, err
+	}
+	next, err := s.InferNew(ctx, t, records)
+	if err != nil || next < 0 {
+		return res, spec.Schema.ID, err
+	}
+	if spec.Schema, err = s.Version(ctx, t.ID, next); err != nil {
+		return nil, 0, err
+	}
+	res, err = datafile.Build(spec, records)
+	return res, next, err
 }

@@ -13,39 +13,11 @@ import (
 
 	"github.com/minkhq/mink/codec"
 	"github.com/minkhq/mink/codec/infer"
-	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/pgstore"
 	"github.com/minkhq/mink/tables"
 )
 
-// Build encodes the records of one range of table t (in offset order, no
-// control records) with the spec Spec gives for version, and returns the
-// files and the schema version used. For a json table whose schema is
-// inferred (tables.PropInfer) and version Choose, a build that met fields no
-// column holds infers their types from the range's records, adds them to
-// the table schema as a new version (docs/design.md §4.7), and builds the
-// range again with it. Errors are Spec's and datafile.Build's.
-func (s *Store) Build(ctx context.Context, t *tables.Table, records []*kgo.Record, version int) (*datafile.Result, int, error) {
-	spec, err := s.Spec(ctx, t, records, version)
-	if err != nil {
-		return nil, 0, err
-	}
-	res, err := datafile.Build(spec, records)
-	if err != nil || version != Choose || !t.Infers() || res.Unknown == 0 {
-		return res, spec.Schema.ID, err
-	}
-	next, err := s.inferNew(ctx, t, records)
-	if err != nil || next < 0 {
-		return res, spec.Schema.ID, err
-	}
-	if spec.Schema, err = s.Version(ctx, t.ID, next); err != nil {
-		return nil, 0, err
-	}
-	res, err = datafile.Build(spec, records)
-	return res, next, err
-}
-
-// inferNew infers the fields of records' values that t's newest schema
+// InferNew infers the fields of records' values that t's newest schema
 // lacks and adds them as a new version. It returns that version, the
 // newest one when another node added them first, or -1 when the records
 // name no new field that inference can type. Records are inferred
@@ -53,7 +25,7 @@ func (s *Store) Build(ctx context.Context, t *tables.Table, records []*kgo.Recor
 // and a string in another), each record is inferred alone and the new
 // fields of those that fit are added, so one odd record (a dead letter
 // anyway) does not keep the others' new fields out.
-func (s *Store) inferNew(ctx context.Context, t *tables.Table, records []*kgo.Record) (int, error) {
+func (s *Store) InferNew(ctx context.Context, t *tables.Table, records []*kgo.Record) (int, error) {
 	candidates := inferCandidates(records)
 	if len(candidates) == 0 {
 		return -1, nil

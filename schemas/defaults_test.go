@@ -10,6 +10,7 @@ import (
 	"github.com/minkhq/mink/codec/wire"
 	"github.com/minkhq/mink/internal/pgtest"
 	"github.com/minkhq/mink/internal/testkit"
+	"github.com/minkhq/mink/rangefile"
 	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 )
@@ -52,7 +53,7 @@ func TestDefaultGaps(t *testing.T) {
 		{tbl, s3, map[string]any{"id": int64(2), "customer": customer, "note": map[string]any{"string": "n"}}, 2},
 		{other, s3, map[string]any{"id": int64(2), "customer": customer, "note": map[string]any{"string": "n"}}, 1},
 	} {
-		_, version, err := store.Build(ctx, c.tbl, []*kgo.Record{avroRecord(t, 0, c.s.ID, c.s.Text, c.v)}, schemas.Choose)
+		_, version, err := rangefile.Encode(ctx, store, c.tbl, []*kgo.Record{avroRecord(t, 0, c.s.ID, c.s.Text, c.v)}, schemas.Choose)
 		require.NoError(t, err)
 		require.Equal(t, c.version, version)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/internal/pgtest"
 	"github.com/minkhq/mink/internal/testkit"
+	"github.com/minkhq/mink/rangefile"
 	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 )
@@ -92,7 +93,7 @@ func TestAvroDefaultsAndAliases(t *testing.T) {
 		store := schemas.NewStore(pool, src)
 		recs := []*kgo.Record{avroRecord(t, 0, 1, ordersV1, map[string]any{"id": int64(1), "qty": int32(5)}),
 			avroRecord(t, 1, 2, ordersV2, map[string]any{"id": int64(2), "quantity": int64(1) << 40, "priority": int32(1), "rate": rate})}
-		res, version, err := store.Build(ctx, tbl, recs, schemas.Choose)
+		res, version, err := rangefile.Encode(ctx, store, tbl, recs, schemas.Choose)
 		require.NoError(t, err)
 		require.Equal(t, 1, version)
 		require.Nil(t, res.DLQ)
@@ -114,7 +115,7 @@ func TestAvroDefaultsAndAliases(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, f0)
 		// A second node rebuilds the same bytes from what Postgres keeps.
-		again, _, err := schemas.NewStore(pool, nil).Build(ctx, tbl, recs, 1)
+		again, _, err := rangefile.Encode(ctx, schemas.NewStore(pool, nil), tbl, recs, 1)
 		require.NoError(t, err)
 		require.Equal(t, res.Data.SHA256, again.Data.SHA256)
 	})
@@ -124,7 +125,7 @@ func TestAvroDefaultsAndAliases(t *testing.T) {
 			ValueFormat: "avro", Subject: "orders-value"}, v2))
 		store := schemas.NewStore(pool, src)
 		recs := []*kgo.Record{avroRecord(t, 0, 1, ordersV1, map[string]any{"id": int64(1), "qty": int32(-5)})}
-		res, version, err := store.Build(ctx, tbl, recs, schemas.Choose)
+		res, version, err := rangefile.Encode(ctx, store, tbl, recs, schemas.Choose)
 		require.NoError(t, err)
 		require.Equal(t, 0, version, "v1 fits version 0 through the alias: no new column qty")
 		require.Nil(t, res.DLQ)
@@ -148,7 +149,7 @@ func TestAvroDefaultRefused(t *testing.T) {
 	tbl := testkit.CreateTable(t, pool, testkit.RegistryDefinition(t, tables.Definition{Namespace: "app", Name: "refused", Topic: "orders",
 		ValueFormat: "avro", Subject: "orders-value"}, v1))
 	store := schemas.NewStore(pool, src)
-	res, _, err := store.Build(ctx, tbl, []*kgo.Record{avroRecord(t, 0, 2, bad.Text, map[string]any{"id": int64(1), "qty": int32(1), "u": "0a8e7f1c-2b3d-4e5f-8a9b-0c1d2e3f4a5b"})}, schemas.Choose)
+	res, _, err := rangefile.Encode(ctx, store, tbl, []*kgo.Record{avroRecord(t, 0, 2, bad.Text, map[string]any{"id": int64(1), "qty": int32(1), "u": "0a8e7f1c-2b3d-4e5f-8a9b-0c1d2e3f4a5b"})}, schemas.Choose)
 	require.NoError(t, err)
 	require.Nil(t, res.Data)
 	require.EqualValues(t, 1, res.DLQ.Stats.RecordCount)
@@ -206,12 +207,12 @@ func TestDefaultsAfterEvolution(t *testing.T) {
 		ValueFormat: "avro", Subject: "z-value"}, v1))
 	store := schemas.NewStore(pool, src)
 	old := []*kgo.Record{avroRecord(t, 0, 1, zV1, map[string]any{"id": int64(1)})}
-	res, version, err := store.Build(ctx, tbl, old, schemas.Choose)
+	res, version, err := rangefile.Encode(ctx, store, tbl, old, schemas.Choose)
 	require.NoError(t, err)
 	require.Equal(t, 0, version)
 	require.Equal(t, []string{`{"id":1}`}, valueRows(t, res.Data))
 
-	res, version, err = store.Build(ctx, tbl, []*kgo.Record{avroRecord(t, 1, 2, zV2,
+	res, version, err = rangefile.Encode(ctx, store, tbl, []*kgo.Record{avroRecord(t, 1, 2, zV2,
 		map[string]any{"id": int64(2), "amount": big.NewRat(150, 100), "note": "n"})}, schemas.Choose)
 	require.NoError(t, err, "the version with a U+0000 default is stored")
 	require.Equal(t, 1, version)
@@ -221,7 +222,7 @@ func TestDefaultsAfterEvolution(t *testing.T) {
 	// node and on a node that did not evolve the table.
 	later := []*kgo.Record{avroRecord(t, 2, 1, zV1, map[string]any{"id": int64(3)})}
 	for _, s := range []*schemas.Store{store, schemas.NewStore(pool, src)} {
-		res, version, err = s.Build(ctx, tbl, later, schemas.Choose)
+		res, version, err = rangefile.Encode(ctx, s, tbl, later, schemas.Choose)
 		require.NoError(t, err)
 		require.Equal(t, 1, version)
 		require.Equal(t, []string{`{"amount":"0","id":3,"note":"a\u0000b"}`}, valueRows(t, res.Data))
@@ -234,7 +235,7 @@ func TestDefaultsAfterEvolution(t *testing.T) {
 	// A create from v2 stores its defaults too.
 	created := testkit.CreateTable(t, pool, testkit.RegistryDefinition(t, tables.Definition{Namespace: "app", Name: "z2", Topic: "z",
 		ValueFormat: "avro", Subject: "z-value"}, v2))
-	res, version, err = schemas.NewStore(pool, src).Build(ctx, created, old, schemas.Choose)
+	res, version, err = rangefile.Encode(ctx, schemas.NewStore(pool, src), created, old, schemas.Choose)
 	require.NoError(t, err)
 	require.Equal(t, 0, version)
 	require.Equal(t, []string{`{"amount":"0","id":1,"note":"a\u0000b"}`}, valueRows(t, res.Data))

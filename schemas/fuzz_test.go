@@ -12,6 +12,7 @@ import (
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/internal/pgtest"
 	"github.com/minkhq/mink/internal/testkit"
+	"github.com/minkhq/mink/rangefile"
 	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 )
@@ -55,7 +56,7 @@ func FuzzInferBuild(f *testing.F) {
 			if tbl, err = tables.Get(ctx, pool, tbl.ID); err != nil {
 				t.Fatal(err)
 			}
-			res, _, err := store.Build(ctx, tbl, []*kgo.Record{{Partition: 0, Offset: int64(i), Value: v}}, -1)
+			res, _, err := rangefile.Encode(ctx, store, tbl, []*kgo.Record{{Partition: 0, Offset: int64(i), Value: v}}, -1)
 			if err != nil {
 				t.Fatalf("range %d (%q) of a table with %v: %v", i, v, props, err)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/minkhq/mink/codec/wire"
 	"github.com/minkhq/mink/internal/pgtest"
 	"github.com/minkhq/mink/internal/testkit"
+	"github.com/minkhq/mink/rangefile"
 	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 )
@@ -77,7 +78,7 @@ func TestStoreOtherMessage(t *testing.T) {
 		t.Run(tc.table, func(t *testing.T) {
 			tbl := testkit.CreateTable(t, pool, pbDefinition(t, tc.table, s, tc.indexes, tc.message))
 			require.Equal(t, tc.message, tbl.Properties[tables.PropMessage])
-			res, version, err := store.Build(ctx, tbl, []*kgo.Record{
+			res, version, err := rangefile.Encode(ctx, store, tbl, []*kgo.Record{
 				pbRecord(0, 1, tc.indexes, 7), pbRecord(1, 1, tc.other, 8), pbRecord(2, 1, tc.indexes, 9)}, -1)
 			require.NoError(t, err)
 			require.Equal(t, 0, version, "the other message must not evolve the table")

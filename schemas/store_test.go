@@ -18,6 +18,7 @@ import (
 	"github.com/minkhq/mink/internal/pgtest"
 	"github.com/minkhq/mink/internal/testkit"
 	"github.com/minkhq/mink/outage"
+	"github.com/minkhq/mink/rangefile"
 	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 )
@@ -43,7 +44,7 @@ func TestStoreEvolution(t *testing.T) {
 
 	store := schemas.NewStore(pool, src)
 	v1 := []*kgo.Record{record(0, 0, 1, `{"id":1,"customer":{"id":7}}`)}
-	res, version, err := store.Build(ctx, tbl, v1, -1)
+	res, version, err := rangefile.Encode(ctx, store, tbl, v1, -1)
 	require.NoError(t, err)
 	require.Equal(t, 0, version)
 	require.EqualValues(t, 1, res.Data.Stats.RecordCount)
@@ -53,7 +54,7 @@ func TestStoreEvolution(t *testing.T) {
 	// both writers is encoded with it.
 	mixed := []*kgo.Record{record(0, 1, 1, `{"id":2,"customer":{"id":8}}`),
 		record(0, 2, 2, `{"id":3,"customer":{"id":9,"details":{"name":"Ada"}}}`)}
-	res, version, err = store.Build(ctx, tbl, mixed, -1)
+	res, version, err = rangefile.Encode(ctx, store, tbl, mixed, -1)
 	require.NoError(t, err)
 	require.Equal(t, 1, version)
 	require.EqualValues(t, 2, res.Data.Stats.RecordCount)
@@ -70,7 +71,7 @@ func TestStoreEvolution(t *testing.T) {
 	require.Equal(t, 1, stored.Schema.ID)
 
 	// The range of v1's record alone still needs only version 0.
-	_, version, err = store.Build(ctx, tbl, v1, -1)
+	_, version, err = rangefile.Encode(ctx, store, tbl, v1, -1)
 	require.NoError(t, err)
 	require.Equal(t, 0, version)
 
@@ -78,7 +79,7 @@ func TestStoreEvolution(t *testing.T) {
 	// Id 5 is a version of another subject: it must not reshape the table.
 	bad := []*kgo.Record{record(0, 3, 3, `{"id":"x"}`), record(0, 4, 99, `{"id":4}`), {Partition: 0, Offset: 5, Value: []byte(`{"id":5}`)},
 		record(0, 6, 5, `{"id":6,"amount":1.5}`)}
-	res, version, err = store.Build(ctx, tbl, bad, -1)
+	res, version, err = rangefile.Encode(ctx, store, tbl, bad, -1)
 	require.NoError(t, err)
 	require.Equal(t, 0, version)
 	require.Nil(t, res.Data)
@@ -96,7 +97,7 @@ func TestStoreEvolution(t *testing.T) {
 	// An outage is an error, and decides nothing.
 	src.SetDown(true)
 	src.Add(testkit.JSONSchema(4, `"id":{"type":"integer"},"note":{"type":"string"}`), false)
-	_, _, err = store.Build(ctx, tbl, []*kgo.Record{record(0, 6, 4, `{"id":6,"note":"n"}`)}, -1)
+	_, _, err = rangefile.Encode(ctx, store, tbl, []*kgo.Record{record(0, 6, 4, `{"id":6,"note":"n"}`)}, -1)
 	require.ErrorIs(t, err, outage.ErrUnavailable)
 	infos, err = schemas.WriterSchemas(ctx, pool, tbl.ID)
 	require.NoError(t, err)
@@ -105,18 +106,18 @@ func TestStoreEvolution(t *testing.T) {
 	// A second node's store needs no registry for what is decided, and
 	// builds the same bytes.
 	other := schemas.NewStore(pool, nil)
-	again, version, err := other.Build(ctx, tbl, mixed, -1)
+	again, version, err := rangefile.Encode(ctx, other, tbl, mixed, -1)
 	require.NoError(t, err)
 	require.Equal(t, 1, version)
-	mine, _, err := store.Build(ctx, tbl, mixed, -1)
+	mine, _, err := rangefile.Encode(ctx, store, tbl, mixed, -1)
 	require.NoError(t, err)
 	require.Equal(t, mine.Data.SHA256, again.Data.SHA256)
 	// A rebuild by version gives the same bytes too.
-	byVersion, _, err := other.Build(ctx, tbl, mixed, 1)
+	byVersion, _, err := rangefile.Encode(ctx, other, tbl, mixed, 1)
 	require.NoError(t, err)
 	require.Equal(t, mine.Data.SHA256, byVersion.Data.SHA256)
 	// An id no store has decided waits for the registry there as well.
-	_, _, err = other.Build(ctx, tbl, []*kgo.Record{record(0, 6, 4, `{"id":6,"note":"n"}`)}, -1)
+	_, _, err = rangefile.Encode(ctx, other, tbl, []*kgo.Record{record(0, 6, 4, `{"id":6,"note":"n"}`)}, -1)
 	require.ErrorIs(t, err, outage.ErrUnavailable)
 }
 
@@ -160,7 +161,7 @@ func TestStoreConcurrentDecision(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, v, err := schemas.NewStore(pool, src).Build(ctx, tbl, recs, -1)
+			_, v, err := rangefile.Encode(ctx, schemas.NewStore(pool, src), tbl, recs, -1)
 			if err != nil {
 				t.Error(err)
 			}
@@ -188,7 +189,7 @@ func TestStoreInferNewFields(t *testing.T) {
 		{Partition: 0, Offset: 0, Value: []byte(`{"id":1}`)},
 		{Partition: 0, Offset: 1, Value: []byte(`{"id":2,"page":{"path":"/a","ms":12.5},"tags":["x"]}`)},
 	}
-	res, version, err := store.Build(ctx, tbl, recs, -1)
+	res, version, err := rangefile.Encode(ctx, store, tbl, recs, -1)
 	require.NoError(t, err)
 	require.Equal(t, 1, version)
 	require.Zero(t, res.Unknown)
@@ -202,7 +203,7 @@ func TestStoreInferNewFields(t *testing.T) {
 	// A record of known fields only: the newest version, no new one.
 	tbl, err = tables.Get(ctx, pool, tbl.ID)
 	require.NoError(t, err)
-	_, version, err = store.Build(ctx, tbl, recs[:1], -1)
+	_, version, err = rangefile.Encode(ctx, store, tbl, recs[:1], -1)
 	require.NoError(t, err)
 	require.Equal(t, 1, version)
 	all, err := tables.SchemaVersions(ctx, pool, tbl.ID, -1)
@@ -224,7 +225,7 @@ func TestStoreInferAroundConflict(t *testing.T) {
 		{Partition: 0, Offset: 0, Value: []byte(`{"id":2,"c":"x","n":{"a":2,"b":1}}`)},
 		{Partition: 0, Offset: 1, Value: []byte(`{"id":3,"n":"oops"}`)},
 	}
-	res, version, err := schemas.NewStore(pool, nil).Build(ctx, tbl, recs, schemas.Choose)
+	res, version, err := rangefile.Encode(ctx, schemas.NewStore(pool, nil), tbl, recs, schemas.Choose)
 	require.NoError(t, err)
 	require.Equal(t, 1, version)
 	require.EqualValues(t, 1, res.Data.Stats.RecordCount)
@@ -245,7 +246,7 @@ func TestStoreJSONSchemaRefinement(t *testing.T) {
 	src := testkit.NewRegistry("t-value", v1, testkit.JSONSchema(2, `"id":{"type":"integer"},"score":{"type":"integer"},"code":{"type":"integer"}`, "id"))
 	tbl := testkit.CreateTable(t, pool, testkit.RegistryDefinition(t, tables.Definition{Namespace: "app", Name: "t", Topic: "t",
 		ValueFormat: "json-schema"}, v1))
-	res, version, err := schemas.NewStore(pool, src).Build(ctx, tbl, []*kgo.Record{record(0, 0, 2, `{"id":1,"score":3,"code":7}`)}, schemas.Choose)
+	res, version, err := rangefile.Encode(ctx, schemas.NewStore(pool, src), tbl, []*kgo.Record{record(0, 0, 2, `{"id":1,"score":3,"code":7}`)}, schemas.Choose)
 	require.NoError(t, err)
 	require.Equal(t, 0, version)
 	require.Nil(t, res.DLQ)
@@ -265,7 +266,7 @@ func TestStoreInferBounded(t *testing.T) {
 		fmt.Fprintf(&b, `,"k%d":"v"`, i)
 	}
 	b.WriteString(`}`)
-	res, version, err := schemas.NewStore(pool, nil).Build(ctx, tbl, []*kgo.Record{{Partition: 0, Offset: 0, Value: []byte(b.String())}}, schemas.Choose)
+	res, version, err := rangefile.Encode(ctx, schemas.NewStore(pool, nil), tbl, []*kgo.Record{{Partition: 0, Offset: 0, Value: []byte(b.String())}}, schemas.Choose)
 	require.NoError(t, err)
 	require.Equal(t, 0, version)
 	require.EqualValues(t, 50000, res.Unknown)
@@ -292,7 +293,7 @@ func TestSpecAlternatingWriters(t *testing.T) {
 		}
 		recs = append(recs, record(0, int64(i), id, payload))
 	}
-	res, version, err := store.Build(ctx, tbl, recs, -1)
+	res, version, err := rangefile.Encode(ctx, store, tbl, recs, -1)
 	require.NoError(t, err)
 	require.Equal(t, 1, version)
 	require.Nil(t, res.DLQ)
@@ -310,7 +311,7 @@ func TestStoreInferNULKey(t *testing.T) {
 	tbl := inferringTable(t, pool, "clicks", nil)
 	store := schemas.NewStore(pool, nil)
 	recs := []*kgo.Record{{Partition: 0, Offset: 0, Value: []byte(`{"id":1,"a\u0000b":2,"s":{"\u0000":1,"ok":true}}`)}}
-	res, version, err := store.Build(ctx, tbl, recs, -1)
+	res, version, err := rangefile.Encode(ctx, store, tbl, recs, -1)
 	require.NoError(t, err)
 	require.Equal(t, 1, version)
 	require.EqualValues(t, 2, res.Unknown)
@@ -331,7 +332,7 @@ func TestStoreInferFoldedNames(t *testing.T) {
 	tbl := inferringTable(t, pool, "clicks", map[string]string{codec.PropFieldMatching: string(codec.MatchCaseInsensitive)})
 	store := schemas.NewStore(pool, nil)
 	recs := []*kgo.Record{{Partition: 0, Offset: 0, Value: []byte(`{"ID":1,"b":1,"B":2}`)}}
-	res, version, err := store.Build(ctx, tbl, recs, -1)
+	res, version, err := rangefile.Encode(ctx, store, tbl, recs, -1)
 	require.NoError(t, err)
 	require.Equal(t, 0, version)
 	require.EqualValues(t, 2, res.Unknown)
@@ -345,12 +346,12 @@ func TestStoreInferFoldedNames(t *testing.T) {
 	// new field: "ID" is "id", "S.X" is "s.x"; "c" and "s.y" are new.
 	tbl, err = tables.Get(ctx, pool, tbl.ID)
 	require.NoError(t, err)
-	_, version, err = store.Build(ctx, tbl, []*kgo.Record{{Partition: 0, Offset: 1, Value: []byte(`{"ID":2,"s":{"x":1}}`)}}, -1)
+	_, version, err = rangefile.Encode(ctx, store, tbl, []*kgo.Record{{Partition: 0, Offset: 1, Value: []byte(`{"ID":2,"s":{"x":1}}`)}}, -1)
 	require.NoError(t, err)
 	require.Equal(t, 1, version)
 	tbl, err = tables.Get(ctx, pool, tbl.ID)
 	require.NoError(t, err)
-	res, version, err = store.Build(ctx, tbl, []*kgo.Record{{Partition: 0, Offset: 2, Value: []byte(`{"ID":3,"c":true,"S":{"X":2,"y":"z"}}`)}}, -1)
+	res, version, err = rangefile.Encode(ctx, store, tbl, []*kgo.Record{{Partition: 0, Offset: 2, Value: []byte(`{"ID":3,"c":true,"S":{"X":2,"y":"z"}}`)}}, -1)
 	require.NoError(t, err)
 	require.Equal(t, 2, version)
 	require.Zero(t, res.Unknown)
@@ -369,7 +370,7 @@ func TestStoreInferInvalidNames(t *testing.T) {
 	pool, _ := pgtest.Pool(t)
 	tbl := inferringTable(t, pool, "clicks", nil)
 	store := schemas.NewStore(pool, nil)
-	res, version, err := store.Build(ctx, tbl, []*kgo.Record{{Partition: 0, Offset: 0, Value: []byte(`{"id":1,"":{"":0},"x":{"":1,"y":2}}`)}}, -1)
+	res, version, err := rangefile.Encode(ctx, store, tbl, []*kgo.Record{{Partition: 0, Offset: 0, Value: []byte(`{"id":1,"":{"":0},"x":{"":1,"y":2}}`)}}, -1)
 	require.NoError(t, err)
 	require.Equal(t, 1, version)
 	require.EqualValues(t, 2, res.Unknown, `"" and x.""`)
@@ -379,7 +380,7 @@ func TestStoreInferInvalidNames(t *testing.T) {
 
 	tbl, err = tables.Get(ctx, pool, tbl.ID)
 	require.NoError(t, err)
-	res, version, err = store.Build(ctx, tbl, []*kgo.Record{{Partition: 0, Offset: 1, Value: []byte(`{"id":2,"_kafka":{"a":1},"z":true}`)}}, -1)
+	res, version, err = rangefile.Encode(ctx, store, tbl, []*kgo.Record{{Partition: 0, Offset: 1, Value: []byte(`{"id":2,"_kafka":{"a":1},"z":true}`)}}, -1)
 	require.NoError(t, err)
 	require.Equal(t, 1, version, "_kafka keeps the record's new fields out")
 	require.EqualValues(t, 2, res.Unknown)

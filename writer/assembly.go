@@ -13,6 +13,7 @@ import (
 	"github.com/minkhq/mink/commit"
 	"github.com/minkhq/mink/datafile"
 	"github.com/minkhq/mink/kafka"
+	"github.com/minkhq/mink/rangefile"
 	"github.com/minkhq/mink/tables"
 )
 
@@ -310,7 +311,7 @@ func (w *Writer) rebuildGroup(ctx context.Context, t *tables.Table, g []span) (*
 	if err != nil {
 		return nil, err
 	}
-	res, _, err := w.cfg.Schemas.Build(ctx, t, recs, v)
+	res, _, err := rangefile.Encode(ctx, w.cfg.Schemas, t, recs, v)
 	if err != nil {
 		return nil, fmt.Errorf("writer: assemble %s partition %d [%d, %d): %w", t.FullName(), p, start, end, err)
 	}

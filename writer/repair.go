@@ -14,6 +14,7 @@ import (
 	"github.com/minkhq/mink/icebergmeta"
 	"github.com/minkhq/mink/kafka"
 	"github.com/minkhq/mink/pgstore"
+	"github.com/minkhq/mink/rangefile"
 	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 )
@@ -368,7 +369,7 @@ func rebuildRange(ctx context.Context, kc *kafka.Client, store *schemas.Store, t
 	if err != nil {
 		return nil, err
 	}
-	built, _, err := store.Build(ctx, t, recs, v)
+	built, _, err := rangefile.Encode(ctx, store, t, recs, v)
 	if err != nil {
 		return nil, fmt.Errorf("repair: build %s partition %d [%d, %d): %w", t.FullName(), r.partition, r.start, r.end, err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/minkhq/mink/commit"
 	"github.com/minkhq/mink/indexer"
 	"github.com/minkhq/mink/internal/testkit"
+	"github.com/minkhq/mink/rangefile"
 	"github.com/minkhq/mink/schemas"
 	"github.com/minkhq/mink/tables"
 	"github.com/minkhq/mink/writer"
@@ -107,7 +108,7 @@ func TestRepairDefaults(t *testing.T) {
 		for _, l := range live(tbl.ID) {
 			recs, err := kc.ReadRange(ctx, tbl.Topic, 0, l.Start, l.End)
 			require.NoError(t, err)
-			built, _, err := store.Build(ctx, tbl, recs, l.Schema)
+			built, _, err := rangefile.Encode(ctx, store, tbl, recs, l.Schema)
 			require.NoError(t, err)
 			out = append(out, priorityRate(t, built.Data.Bytes)...)
 		}
