@@ -422,7 +422,7 @@ func (e *Env) SampleLeases(tableID int64, period time.Duration) *Sampler {
 		defer close(s.done)
 		tick := time.NewTicker(period)
 		defer tick.Stop()
-		for {
+		sample := func() {
 			ctx, cancel := context.WithTimeout(context.Background(), period*5)
 			ls, err := e.ReadLeases(ctx, tableID)
 			cancel()
@@ -431,8 +431,15 @@ func (e *Env) SampleLeases(tableID int64, period time.Duration) *Sampler {
 			} else {
 				s.samples = append(s.samples, ls)
 			}
+		}
+		for {
+			sample()
 			select {
 			case <-s.stop:
+				// One more: the state the caller waited for before Stop
+				// (e.g. balanced) is then in the samples, whatever the
+				// tick's phase.
+				sample()
 				return
 			case <-tick.C:
 			}
