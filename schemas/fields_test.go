@@ -9,8 +9,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	hamba "github.com/hamba/avro/v2"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -49,13 +47,7 @@ func avroRecord(t *testing.T, offset int64, id int, schema string, v map[string]
 // each row's value columns (after _kafka) as JSON.
 func valueRows(t *testing.T, f *datafile.File) []string {
 	t.Helper()
-	pr, err := file.NewParquetReader(bytes.NewReader(f.Bytes))
-	require.NoError(t, err)
-	defer pr.Close()
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	require.NoError(t, err)
-	tbl, err := fr.ReadTable(context.Background())
-	require.NoError(t, err)
+	tbl := testkit.ReadParquet(t, f.Bytes)
 	defer tbl.Release()
 	rr := array.NewTableReader(tbl, -1)
 	defer rr.Release()

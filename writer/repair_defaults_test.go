@@ -9,9 +9,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	hamba "github.com/hamba/avro/v2"
 	"github.com/stretchr/testify/require"
 
@@ -153,13 +150,7 @@ func TestRepairDefaults(t *testing.T) {
 // a decimal string; <nil> for a null), row by row.
 func priorityRate(t *testing.T, b []byte) []string {
 	t.Helper()
-	pr, err := file.NewParquetReader(bytes.NewReader(b))
-	require.NoError(t, err)
-	defer pr.Close()
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	require.NoError(t, err)
-	tbl, err := fr.ReadTable(context.Background())
-	require.NoError(t, err)
+	tbl := testkit.ReadParquet(t, b)
 	defer tbl.Release()
 	rr := array.NewTableReader(tbl, -1)
 	defer rr.Release()
